@@ -1,0 +1,79 @@
+"""The JSON API under /api/ (django-ninja), authenticated with `Authorization: Bearer <token>`."""
+
+from __future__ import annotations
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db.models import Count
+from django.http import HttpRequest
+from ninja import NinjaAPI, Schema
+
+from lensrelay.http_auth import TokenAuth, request_access
+from lensrelay.models import Document, Folder
+
+api = NinjaAPI(title="Lens Relay", version="0.1.0", auth=TokenAuth(), urls_namespace="api")
+
+
+class FolderOut(Schema):
+    name: str
+    doc_id: str
+    documents: int
+
+
+class DocumentOut(Schema):
+    path: str
+    folder: str
+    doc_id: str
+    ws_url: str
+
+
+def ws_base(request: HttpRequest) -> str:
+    if settings.LENSRELAY_PUBLIC_URL:
+        base = settings.LENSRELAY_PUBLIC_URL.rstrip("/")
+        return base.replace("https://", "wss://", 1).replace("http://", "ws://", 1)
+    scheme = "wss" if request.is_secure() else "ws"
+    return f"{scheme}://{request.get_host()}"
+
+
+@api.get("/folders", response=list[FolderOut], summary="Folders the token can see")
+async def list_folders(request: HttpRequest) -> list[FolderOut]:
+    access = request_access(request)
+
+    def query() -> list[FolderOut]:
+        folders = Folder.objects.annotate(n=Count("documents")).order_by("name")
+        if access.folder_ids is not None:
+            folders = folders.filter(id__in=access.folder_ids)
+        return [FolderOut(name=f.name, doc_id=f.doc_id, documents=f.n) for f in folders]
+
+    return await sync_to_async(query)()
+
+
+@api.get("/documents", response=list[DocumentOut], summary="Documents, optionally by folder and path")
+async def list_documents(
+    request: HttpRequest, folder: str | None = None, path: str | None = None
+) -> list[DocumentOut]:
+    access = request_access(request)
+    base = ws_base(request)
+
+    def query() -> list[DocumentOut]:
+        documents = Document.objects.select_related("folder").exclude(type="folder")
+        if access.folder_ids is not None:
+            documents = documents.filter(folder_id__in=access.folder_ids)
+        if folder:
+            documents = documents.filter(folder__name=folder)
+        if path:
+            wanted = path if path.startswith("/") else f"/{path}"
+            if folder is None and "/" in path.lstrip("/"):
+                # A user-facing path names its folder first: "Lens/Notes/Ideas.md".
+                name, _, rest = path.lstrip("/").partition("/")
+                documents = documents.filter(folder__name=name, path=f"/{rest}")
+            else:
+                documents = documents.filter(path=wanted)
+        return [
+            DocumentOut(
+                path=d.user_path, folder=d.folder.name, doc_id=d.doc_id, ws_url=f"{base}/d/{d.doc_id}/ws"
+            )
+            for d in documents
+        ]
+
+    return await sync_to_async(query)()

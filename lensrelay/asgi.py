@@ -1,0 +1,28 @@
+"""HTTP and WebSocket in one application: `daphne lensrelay.asgi:application` runs the whole server."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lensrelay.settings")
+django_application = get_asgi_application()
+
+from django.conf import settings  # noqa: E402
+
+if settings.LENSRELAY_SERVE_STATIC:
+    # The admin's CSS and JS, served by the same process so one command runs the whole server.
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+    django_application = ASGIStaticFilesHandler(django_application)
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+
+from lensrelay.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_application,
+        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+    }
+)

@@ -1,0 +1,68 @@
+"""One token check for WebSocket, /api and /mcp: who is calling and which folders they may see."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.utils import timezone
+
+from lensrelay.models import ApiToken
+
+WRITE_ROLES = frozenset({ApiToken.Role.EDIT, ApiToken.Role.ADMIN})
+SUGGEST_ROLES = frozenset({ApiToken.Role.SUGGEST, ApiToken.Role.EDIT, ApiToken.Role.ADMIN})
+# Writing last_used_at on every call would turn every read into a write.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class Access:
+    name: str
+    role: str
+    folder_ids: frozenset[int] | None  # None: every folder
+    token_id: int | None = None
+    user_id: int | None = None
+
+    @property
+    def can_write_live(self) -> bool:
+        return self.role in WRITE_ROLES
+
+    @property
+    def can_suggest(self) -> bool:
+        return self.role in SUGGEST_ROLES
+
+    def sees_folder(self, folder_id: int | None) -> bool:
+        if self.folder_ids is None:
+            return True
+        return folder_id is not None and folder_id in self.folder_ids
+
+
+def authenticate_token(raw: str | None) -> Access | None:
+    """The access a raw bearer token grants, or None if it is missing, unknown, expired or revoked."""
+    if not raw:
+        return None
+    token = ApiToken.objects.filter(token_hash=ApiToken.hash_token(raw.strip())).first()
+    if token is None or not token.active:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    folder_ids = frozenset(token.folders.values_list("id", flat=True))
+    return Access(
+        name=token.name,
+        role=token.role,
+        folder_ids=folder_ids or None,
+        token_id=token.pk,
+    )
+
+
+def access_for_user(user: Any) -> Access | None:
+    """Staff signed in to the admin may sync every document read-write."""
+    if user is None or not getattr(user, "is_authenticated", False) or not user.is_staff:
+        return None
+    return Access(name=user.get_username(), role=ApiToken.Role.ADMIN, folder_ids=None, user_id=user.pk)
+
+
+aauthenticate_token = sync_to_async(authenticate_token)

@@ -1,0 +1,99 @@
+"""Reading and writing a folder document (Relay's `filemeta_v0`, legacy `docs`, `backlinks_v0`, config).
+
+Call the writers inside `Room.transact()` so the change is persisted and broadcast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pycrdt import Array, Doc, Map
+
+FILEMETA = "filemeta_v0"
+LEGACY_DOCS = "docs"
+BACKLINKS = "backlinks_v0"
+CONFIG = "folder_config"
+
+FILE_TYPES = frozenset({"folder", "markdown", "canvas", "image", "pdf", "audio", "video", "base", "file"})
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str  # folder-relative, leading slash
+    uuid: str
+    type: str
+
+
+def maps(doc: Doc) -> tuple[Map, Map, Map, Map]:
+    return (
+        doc.get(FILEMETA, type=Map),
+        doc.get(LEGACY_DOCS, type=Map),
+        doc.get(BACKLINKS, type=Map),
+        doc.get(CONFIG, type=Map),
+    )
+
+
+def init_folder_doc(doc: Doc, *, name: str) -> None:
+    _, _, _, config = maps(doc)
+    config["name"] = name
+
+
+def entries(doc: Doc) -> dict[str, FileEntry]:
+    """Every well-formed `filemeta_v0` entry; malformed ones (no id, wrong shape) are ignored."""
+    filemeta = doc.get(FILEMETA, type=Map)
+    result: dict[str, FileEntry] = {}
+    for path, value in filemeta.items():
+        meta = _plain(value)
+        if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
+            continue
+        kind = meta.get("type") if meta.get("type") in FILE_TYPES else "file"
+        result[path] = FileEntry(path=path, uuid=meta["id"], type=str(kind))
+    return result
+
+
+def add_entry(doc: Doc, *, path: str, uuid: str, type: str = "markdown") -> None:
+    filemeta, legacy, _, _ = maps(doc)
+    filemeta[path] = {"id": uuid, "type": type, "version": 0}
+    if type != "folder":
+        legacy[path] = uuid
+
+
+def move_entry(doc: Doc, *, old: str, new: str) -> None:
+    filemeta, legacy, _, _ = maps(doc)
+    meta = _plain(filemeta[old])
+    del filemeta[old]
+    filemeta[new] = meta
+    if old in legacy:
+        uuid = legacy[old]
+        del legacy[old]
+        legacy[new] = uuid
+
+
+def remove_entry(doc: Doc, *, path: str) -> None:
+    filemeta, legacy, _, _ = maps(doc)
+    if path in filemeta:
+        del filemeta[path]
+    if path in legacy:
+        del legacy[path]
+
+
+def backlinks(doc: Doc) -> dict[str, list[str]]:
+    raw = doc.get(BACKLINKS, type=Map)
+    return {target: [str(s) for s in _plain(sources) or []] for target, sources in raw.items()}
+
+
+def set_backlinks(doc: Doc, *, target: str, sources: list[str]) -> None:
+    raw = doc.get(BACKLINKS, type=Map)
+    if sources:
+        raw[target] = sorted(sources)
+    elif target in raw:
+        del raw[target]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Map):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, Array):
+        return [_plain(v) for v in value]
+    return value

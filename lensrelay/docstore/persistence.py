@@ -1,0 +1,107 @@
+"""Database side of the document store. Synchronous: callers run it off the event loop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from pycrdt import merge_updates
+
+from lensrelay.models import Document, YDoc, YSnapshot, YUpdate
+
+
+@dataclass(frozen=True)
+class StoredState:
+    update: bytes | None
+    last_update_id: int
+    log_rows: int
+
+
+def _merged(updates: list[bytes]) -> bytes | None:
+    if not updates:
+        return None
+    return updates[0] if len(updates) == 1 else merge_updates(*updates)
+
+
+def doc_kind(doc_id: str) -> str | None:
+    return YDoc.objects.filter(doc_id=doc_id).values_list("kind", flat=True).first()
+
+
+def load_state(doc_id: str) -> StoredState:
+    snapshot = YSnapshot.objects.filter(doc_id=doc_id).first()
+    after = snapshot.upto_update_id if snapshot else 0
+    rows = list(YUpdate.objects.filter(doc_id=doc_id, id__gt=after).order_by("id").values_list("id", "data"))
+    updates = ([bytes(snapshot.data)] if snapshot else []) + [bytes(data) for _, data in rows]
+    last_id = rows[-1][0] if rows else after
+    return StoredState(update=_merged(updates), last_update_id=last_id, log_rows=len(rows))
+
+
+def updates_since(doc_id: str, after_id: int) -> StoredState:
+    """What other workers logged after `after_id`; falls back to the snapshot if compaction passed it."""
+    snapshot = YSnapshot.objects.filter(doc_id=doc_id).first()
+    updates: list[bytes] = []
+    if snapshot and snapshot.upto_update_id > after_id:
+        updates.append(bytes(snapshot.data))
+        after_id = snapshot.upto_update_id
+    rows = list(
+        YUpdate.objects.filter(doc_id=doc_id, id__gt=after_id).order_by("id").values_list("id", "data")
+    )
+    updates += [bytes(data) for _, data in rows]
+    last_id = rows[-1][0] if rows else after_id
+    return StoredState(update=_merged(updates), last_update_id=last_id, log_rows=len(rows))
+
+
+def append_update(doc_id: str, update: bytes, *, is_content: bool, writer: str) -> int:
+    """Log one update durably; returns its id. Content documents also get their modified time bumped."""
+    with transaction.atomic():
+        row = YUpdate.objects.create(doc_id=doc_id, data=update, writer=writer)
+        if is_content:
+            Document.objects.filter(doc_id=doc_id).update(modified=timezone.now())
+    return row.id
+
+
+def compact(doc_id: str) -> int:
+    """Merge the snapshot and the log into a new snapshot; returns how many log rows were folded in."""
+    with transaction.atomic():
+        snapshot = YSnapshot.objects.select_for_update().filter(doc_id=doc_id).first()
+        after = snapshot.upto_update_id if snapshot else 0
+        upto = YUpdate.objects.filter(doc_id=doc_id, id__gt=after).aggregate(m=Max("id"))["m"]
+        if upto is None:
+            return 0
+        rows = list(
+            YUpdate.objects.filter(doc_id=doc_id, id__gt=after, id__lte=upto)
+            .order_by("id")
+            .values_list("data", flat=True)
+        )
+        updates = ([bytes(snapshot.data)] if snapshot else []) + [bytes(d) for d in rows]
+        merged = _merged(updates)
+        assert merged is not None
+        YSnapshot.objects.update_or_create(
+            doc_id=doc_id,
+            defaults={"data": merged, "upto_update_id": upto, "updated": timezone.now()},
+        )
+        YUpdate.objects.filter(doc_id=doc_id, id__lte=upto).delete()
+    return len(rows)
+
+
+def foreign_updates(*, after_id: int, writer: str, limit: int = 2000) -> list[tuple[int, str, bytes]]:
+    """Updates logged by other processes (other workers, management commands) after `after_id`."""
+    rows = (
+        YUpdate.objects.filter(id__gt=after_id)
+        .exclude(writer=writer)
+        .order_by("id")
+        .values_list("id", "doc_id", "data")[:limit]
+    )
+    return [(row_id, doc_id, bytes(data)) for row_id, doc_id, data in rows]
+
+
+def last_update_id() -> int:
+    return YUpdate.objects.aggregate(m=Max("id"))["m"] or 0
+
+
+def create_ydoc(doc_id: str, kind: str) -> bool:
+    """Register a document id; returns True if it was new."""
+    _, created = YDoc.objects.get_or_create(doc_id=doc_id, defaults={"kind": kind})
+    return created

@@ -1,0 +1,170 @@
+"""One live document: its pycrdt Doc, the connected clients, and the persist-then-broadcast pipeline."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Protocol
+
+from pycrdt import Doc, TransactionEvent, merge_updates
+
+from lensrelay.sync import wire
+from lensrelay.sync.awareness import AwarenessStates
+
+if TYPE_CHECKING:
+    from lensrelay.docstore.store import DocStore
+
+logger = logging.getLogger(__name__)
+
+EMPTY_UPDATE = b"\x00\x00"
+
+
+class Peer(Protocol):
+    """A connected client of a room (the sync consumer)."""
+
+    async def send_frame(self, frame: bytes) -> None: ...
+
+
+class Origin:
+    """Where a change came from; decides whether it is persisted and to whom it is sent."""
+
+    def __init__(self, name: str, *, persist: bool = True) -> None:
+        self.name = name
+        self.persist = persist
+
+    def __repr__(self) -> str:
+        return f"Origin({self.name})"
+
+
+SERVER = Origin("server")
+# Already in the database (logged by another process): broadcast, never log twice.
+FOREIGN = Origin("foreign", persist=False)
+
+PersistFn = Callable[[str, bytes], Awaitable[int]]
+
+
+class Room:
+    def __init__(self, *, store: DocStore, doc_id: str, kind: str) -> None:
+        self.store = store
+        self.doc_id = doc_id
+        self.kind = kind
+        self.doc = Doc()
+        self.awareness = AwarenessStates()
+        self.clients: dict[Peer, set[int]] = {}
+        self.last_used = time.monotonic()
+        self.log_rows = 0
+        self._origin: object = SERVER
+        self._pending: list[tuple[bytes, object]] = []
+        self._flush_task: asyncio.Task[None] | None = None
+        self._waiters: list[asyncio.Future[None]] = []
+        self._subscription = None
+
+    # -- loading ---------------------------------------------------------------------------------------
+
+    def load(self, update: bytes | None, *, log_rows: int) -> None:
+        """Apply the stored state before anyone can observe the Doc."""
+        if update:
+            self.doc.apply_update(update)
+        self.log_rows = log_rows
+        self._subscription = self.doc.observe(self._on_transaction)
+
+    def close(self) -> None:
+        if self._subscription is not None:
+            self.doc.unobserve(self._subscription)
+            self._subscription = None
+
+    # -- changes ---------------------------------------------------------------------------------------
+
+    @contextmanager
+    def transact(self, origin: object = SERVER) -> Iterator[Doc]:
+        """Mutate the Doc on the event loop; the change is persisted, then broadcast."""
+        previous, self._origin = self._origin, origin
+        try:
+            with self.doc.transaction():
+                yield self.doc
+        finally:
+            self._origin = previous
+        self.last_used = time.monotonic()
+
+    def apply_update(self, update: bytes, origin: object) -> None:
+        """Apply a binary update; raises ValueError (leaving the Doc untouched) if it does not decode."""
+        with self.transact(origin):
+            self.doc.apply_update(update)
+
+    def _on_transaction(self, event: TransactionEvent) -> None:
+        update = event.update
+        if update == EMPTY_UPDATE:
+            return
+        self._pending.append((update, self._origin))
+        if self._flush_task is None or self._flush_task.done():
+            # A task runs on the next loop turn, so every change of this turn goes out as one update.
+            self._flush_task = asyncio.get_running_loop().create_task(self._flush())
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._pending) or (self._flush_task is not None and not self._flush_task.done())
+
+    async def flushed(self) -> None:
+        """Wait until every change made so far is persisted and broadcast."""
+        if not self.dirty:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
+
+    async def _flush(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            to_log = [update for update, origin in batch if getattr(origin, "persist", True)]
+            if to_log:
+                await self.store.persist(self, _merge(to_log))
+                self.log_rows += 1
+            frame = wire.sync_update(_merge([update for update, _ in batch]))
+            origins = {id(origin) for _, origin in batch}
+            for peer in list(self.clients):
+                # The sender already has its own change; everyone else gets the merged update.
+                if origins != {id(peer)}:
+                    await _send(peer, frame)
+            self.store.notify_changed(self, [update for update, _ in batch])
+        self.last_used = time.monotonic()
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self.store.maybe_compact(self)
+
+    # -- clients ---------------------------------------------------------------------------------------
+
+    def join(self, peer: Peer) -> None:
+        self.clients[peer] = set()
+        self.last_used = time.monotonic()
+
+    async def leave(self, peer: Peer) -> None:
+        client_ids = self.clients.pop(peer, set())
+        self.last_used = time.monotonic()
+        removal = self.awareness.remove(client_ids)
+        if removal is not None:
+            await self.broadcast(wire.awareness_message(removal))
+
+    async def broadcast(self, frame: bytes) -> None:
+        for peer in list(self.clients):
+            await _send(peer, frame)
+
+    # -- reading ---------------------------------------------------------------------------------------
+
+    def state_update(self, state_vector: bytes | None = None) -> bytes:
+        return self.doc.get_update(state_vector) if state_vector else self.doc.get_update()
+
+
+def _merge(updates: list[bytes]) -> bytes:
+    return updates[0] if len(updates) == 1 else merge_updates(*updates)
+
+
+async def _send(peer: Peer, frame: bytes) -> None:
+    try:
+        await peer.send_frame(frame)
+    except Exception:  # a dead connection must not stop delivery to the others
+        logger.debug("send to %r failed", peer, exc_info=True)

@@ -1,0 +1,234 @@
+"""The per-process registry of live rooms: lazy loading, durable logging, catch-up and idle unloading."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import close_old_connections
+
+from lensrelay.docstore import persistence
+from lensrelay.docstore.room import FOREIGN, Room
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+ChangeListener = Callable[[Room, Sequence[bytes]], None]
+LoadListener = Callable[[Room], None]
+
+# Apps built on the store (folder mirroring, search, link index) register here at import time.
+_change_listeners: list[ChangeListener] = []
+_load_listeners: list[LoadListener] = []
+
+
+def on_change(listener: ChangeListener) -> ChangeListener:
+    _change_listeners.append(listener)
+    return listener
+
+
+def on_load(listener: LoadListener) -> LoadListener:
+    _load_listeners.append(listener)
+    return listener
+
+
+class DocStore:
+    """Owns every live Doc of this process. All methods run on the event loop that created it."""
+
+    # Re-read this many log ids behind the cursor: ids of concurrent transactions may commit out of order.
+    CATCH_UP_WINDOW = 500
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.writer = uuid.uuid4().hex
+        self.rooms: dict[str, Room] = {}
+        self._loading: dict[str, asyncio.Future[Room | None]] = {}
+        # One thread for all persistence keeps writes ordered and SQLite free of self-contention.
+        self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lensrelay-db")
+        self._compacting: set[str] = set()
+        self._background: set[asyncio.Task[Any]] = set()
+        self._cursor: int | None = None
+        self._maintenance: asyncio.Task[None] | None = None
+        self.idle_seconds = settings.LENSRELAY_IDLE_UNLOAD_SECONDS
+        self.poll_seconds = settings.LENSRELAY_POLL_SECONDS
+        self.compact_after = settings.LENSRELAY_COMPACT_AFTER_UPDATES
+
+    # -- database --------------------------------------------------------------------------------------
+
+    async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        def call() -> T:
+            close_old_connections()
+            return fn(*args, **kwargs)
+
+        return await self.loop.run_in_executor(self._db, call)
+
+    async def persist(self, room: Room, update: bytes) -> int:
+        """Log an update durably before anyone else sees it; retries until the database takes it."""
+        delay = 0.05
+        while True:
+            try:
+                return await self.db(
+                    persistence.append_update,
+                    room.doc_id,
+                    update,
+                    is_content=room.kind == "content",
+                    writer=self.writer,
+                )
+            except Exception:
+                logger.exception("could not log an update of %s; retrying in %.2fs", room.doc_id, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    # -- rooms -----------------------------------------------------------------------------------------
+
+    async def get(self, doc_id: str) -> Room | None:
+        """The live room of a known document, loading it on first use; None for unknown ids."""
+        room = self.rooms.get(doc_id)
+        if room is not None:
+            room.last_used = time.monotonic()
+            return room
+        pending = self._loading.get(doc_id)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Room | None] = self.loop.create_future()
+        self._loading[doc_id] = future
+        try:
+            room = await self._load(doc_id)
+            future.set_result(room)
+            return room
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: concurrent waiters re-raise it themselves
+            raise
+        finally:
+            del self._loading[doc_id]
+
+    async def _load(self, doc_id: str) -> Room | None:
+        kind = await self.db(persistence.doc_kind, doc_id)
+        if kind is None:
+            return None
+        if self._cursor is None:
+            # Before the first load: anything logged elsewhere from now on is caught up.
+            self._cursor = await self.db(persistence.last_update_id)
+        self._start_maintenance()
+        state = await self.db(persistence.load_state, doc_id)
+        room = Room(store=self, doc_id=doc_id, kind=kind)
+        room.load(state.update, log_rows=state.log_rows)
+        self.rooms[doc_id] = room
+        for listener in _load_listeners:
+            listener(room)
+        return room
+
+    async def create(self, doc_id: str, kind: str) -> Room:
+        """Register a document id (idempotent) and return its room."""
+        await self.db(persistence.create_ydoc, doc_id, kind)
+        room = await self.get(doc_id)
+        assert room is not None
+        return room
+
+    def notify_changed(self, room: Room, updates: Sequence[bytes]) -> None:
+        for listener in _change_listeners:
+            try:
+                listener(room, updates)
+            except Exception:
+                logger.exception("change listener %r failed for %s", listener, room.doc_id)
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        """Run background work, keeping a reference so it is not garbage collected mid-flight."""
+        task = self.loop.create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    # -- compaction ------------------------------------------------------------------------------------
+
+    def maybe_compact(self, room: Room) -> None:
+        if room.log_rows >= self.compact_after and room.doc_id not in self._compacting:
+            self.spawn(self.compact(room))
+
+    async def compact(self, room: Room) -> None:
+        self._compacting.add(room.doc_id)
+        try:
+            folded = await self.db(persistence.compact, room.doc_id)
+            room.log_rows = max(0, room.log_rows - folded)
+        except Exception:
+            logger.exception("compaction of %s failed; the log still holds every update", room.doc_id)
+        finally:
+            self._compacting.discard(room.doc_id)
+
+    # -- catch-up and unloading --------------------------------------------------------------------------
+
+    def _start_maintenance(self) -> None:
+        if self._maintenance is None or self._maintenance.done():
+            self._maintenance = self.loop.create_task(self._maintain())
+
+    async def _maintain(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_seconds)
+            try:
+                await self.catch_up()
+                await self.unload_idle()
+            except Exception:
+                logger.exception("document store maintenance failed")
+
+    async def catch_up(self) -> int:
+        """Apply updates other processes logged for documents loaded here; returns how many applied."""
+        if self._cursor is None:
+            return 0
+        rows = await self.db(
+            persistence.foreign_updates,
+            after_id=max(0, self._cursor - self.CATCH_UP_WINDOW),
+            writer=self.writer,
+        )
+        applied = 0
+        for row_id, doc_id, data in rows:
+            self._cursor = max(self._cursor, row_id)
+            room = self.rooms.get(doc_id)
+            if room is None:
+                continue
+            try:
+                room.apply_update(data, FOREIGN)
+                applied += 1
+            except ValueError:
+                logger.error("logged update %s of %s does not decode", row_id, doc_id)
+        return applied
+
+    async def unload_idle(self) -> None:
+        now = time.monotonic()
+        for doc_id, room in list(self.rooms.items()):
+            if room.clients or room.dirty or now - room.last_used < self.idle_seconds:
+                continue
+            del self.rooms[doc_id]
+            room.close()
+            if room.log_rows:
+                await self.compact(room)
+
+    async def close(self) -> None:
+        """Flush everything (used at shutdown and by tests)."""
+        for room in list(self.rooms.values()):
+            await room.flushed()
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+        for task in list(self._background):
+            task.cancel()
+        self._db.shutdown(wait=True)
+
+
+_stores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, DocStore] = weakref.WeakKeyDictionary()
+
+
+def get_store() -> DocStore:
+    """The store of the running event loop (one per server process; tests get one per loop)."""
+    loop = asyncio.get_running_loop()
+    store = _stores.get(loop)
+    if store is None:
+        store = DocStore(loop)
+        _stores[loop] = store
+    return store

@@ -1,0 +1,160 @@
+"""Folders and their documents: creating folders, and keeping `Document` rows in step with `filemeta_v0`.
+
+The folder document is the source of truth for paths. Whoever changes it (a Yjs client, an import, an MCP
+write) the rows below follow, so the admin, the API and the path resolver can query them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.utils import timezone
+from pycrdt import Doc
+
+from lensrelay.docstore import folderdoc, persistence
+from lensrelay.docstore.folderdoc import FileEntry
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import DocStore, get_store, on_change, on_load
+from lensrelay.models import Document, Folder, YDoc
+from lensrelay.vaultpath import InvalidPath, validate_relative_path
+
+logger = logging.getLogger(__name__)
+
+
+def relay_prefix(folder_doc_id: str) -> str:
+    """Content docs share their folder doc's relay id: `{relay_id}-{uuid}`."""
+    return folder_doc_id[:36]
+
+
+def content_doc_id(folder: Folder, uuid: str) -> str:
+    return f"{relay_prefix(folder.doc_id)}-{uuid}"
+
+
+def folder_create(*, name: str) -> Folder:
+    """Create a folder and its folder document (filemeta_v0, docs, backlinks_v0, folder_config)."""
+    name = name.strip()
+    if not name or "/" in name or "\x00" in name:
+        raise ValueError(f"Invalid folder name {name!r}: it must be non-empty and contain no '/'.")
+    doc = Doc()
+    folderdoc.init_folder_doc(doc, name=name)
+    with transaction.atomic():
+        folder = Folder.objects.create(name=name)
+        YDoc.objects.create(doc_id=folder.doc_id, kind=YDoc.Kind.FOLDER)
+        persistence.append_update(folder.doc_id, doc.get_update(), is_content=False, writer="folder_create")
+    return folder
+
+
+def sync_folder_documents(*, folder_id: int, entries: dict[str, FileEntry]) -> None:
+    """Mirror a folder's entries into `Document` rows: create, rename, retype and delete.
+
+    Deleting a row never deletes the document's stored Yjs state: nothing stored is lost.
+    """
+    folder = Folder.objects.get(pk=folder_id)
+    valid: dict[str, FileEntry] = {}
+    for path, entry in entries.items():
+        try:
+            validate_relative_path(path)
+        except InvalidPath as exc:
+            logger.warning("folder %s: ignoring malformed entry %r: %s", folder.name, path, exc)
+            continue
+        valid[path] = entry
+    by_uuid = {entry.uuid: entry for entry in valid.values()}
+    with transaction.atomic():
+        rows = {row.uuid: row for row in Document.objects.select_for_update().filter(folder=folder)}
+        Document.objects.filter(folder=folder).exclude(uuid__in=by_uuid).delete()
+        moved = [row for uuid, row in rows.items() if uuid in by_uuid and row.path != by_uuid[uuid].path]
+        # Park moved rows on unique temporary paths first, so swaps never collide on (folder, path).
+        for row in moved:
+            Document.objects.filter(pk=row.pk).update(path=f"\x00moving-{row.pk}")
+        now = timezone.now()
+        for uuid, entry in by_uuid.items():
+            row = rows.get(uuid)
+            if row is None:
+                doc_id = content_doc_id(folder, uuid)
+                YDoc.objects.get_or_create(doc_id=doc_id, defaults={"kind": YDoc.Kind.CONTENT})
+                Document.objects.update_or_create(
+                    doc_id=doc_id,
+                    defaults={"folder": folder, "uuid": uuid, "path": entry.path, "type": entry.type},
+                )
+            elif row.path != entry.path or row.type != entry.type:
+                Document.objects.filter(pk=row.pk).update(path=entry.path, type=entry.type, modified=now)
+
+
+class FolderMirror:
+    """Runs `sync_folder_documents` after folder documents change, coalescing bursts of changes."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self._dirty: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def schedule(self, room: Room) -> None:
+        self._dirty.add(room.doc_id)
+        if self._task is None or self._task.done():
+            self._task = self.store.spawn(self._run())
+
+    async def settled(self) -> None:
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def _run(self) -> None:
+        while self._dirty:
+            doc_id = self._dirty.pop()
+            room = self.store.rooms.get(doc_id)
+            if room is None:
+                continue
+            folder_id = await self.store.db(_folder_id_for_doc, doc_id)
+            if folder_id is None:
+                continue
+            try:
+                await self.store.db(
+                    sync_folder_documents, folder_id=folder_id, entries=folderdoc.entries(room.doc)
+                )
+            except Exception:
+                logger.exception("could not mirror folder document %s", doc_id)
+
+
+def _folder_id_for_doc(doc_id: str) -> int | None:
+    return Folder.objects.filter(doc_id=doc_id).values_list("id", flat=True).first()
+
+
+_mirrors: dict[int, FolderMirror] = {}
+
+
+def mirror_for(store: DocStore) -> FolderMirror:
+    mirror = _mirrors.get(id(store))
+    if mirror is None or mirror.store is not store:
+        mirror = FolderMirror(store)
+        _mirrors[id(store)] = mirror
+    return mirror
+
+
+@on_change
+def _folder_changed(room: Room, updates: Sequence[bytes]) -> None:
+    if room.kind == YDoc.Kind.FOLDER:
+        mirror_for(room.store).schedule(room)
+
+
+@on_load
+def _folder_loaded(room: Room) -> None:
+    if room.kind == YDoc.Kind.FOLDER:
+        mirror_for(room.store).schedule(room)
+
+
+async def folder_settled() -> None:
+    """Wait until every scheduled folder mirroring has reached the database."""
+    await mirror_for(get_store()).settled()
+
+
+def doc_scope(doc_id: str) -> tuple[bool, int | None]:
+    """(known, folder id) of a document id; standalone documents have no folder."""
+    folder_id = _folder_id_for_doc(doc_id)
+    if folder_id is not None:
+        return True, folder_id
+    row = Document.objects.filter(doc_id=doc_id).values_list("folder_id", flat=True).first()
+    if row is not None:
+        return True, row
+    return YDoc.objects.filter(doc_id=doc_id).exists(), None

@@ -1,0 +1,38 @@
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from lensrelay.models import ApiToken, Folder
+from lensrelay.tokens import token_create
+
+
+class Command(BaseCommand):
+    help = "Create an API token. The raw token is printed alone on the last line; only its hash is stored."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--role", required=True, choices=ApiToken.Role.values)
+        parser.add_argument("--folder", action="append", default=[], help="Limit to this folder (repeatable)")
+        parser.add_argument("--expires-days", type=int, default=None)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        folders = []
+        for name in options["folder"]:
+            folder = Folder.objects.filter(name=name).first()
+            if folder is None:
+                raise CommandError(f"No folder named {name!r}.")
+            folders.append(folder)
+        try:
+            token, raw = token_create(
+                name=options["name"],
+                role=options["role"],
+                folders=folders,
+                expires_days=options["expires_days"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        scope = ", ".join(f.name for f in folders) or "all folders"
+        expiry = token.expires_at.isoformat() if token.expires_at else "never"
+        self.stdout.write(f"Created token {token.name!r}: role {token.role}, {scope}, expires {expiry}.")
+        self.stdout.write("Store it now; it cannot be shown again:")
+        self.stdout.write(raw)

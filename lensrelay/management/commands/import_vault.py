@@ -1,0 +1,33 @@
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from lensrelay.docstore.store import get_store
+from lensrelay.vault import ImportReport, import_vault
+
+
+class Command(BaseCommand):
+    help = "Import a directory of markdown files (recursively) into a folder; re-importing updates in place."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--folder", required=True, help="Folder name (created if missing)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        root: Path = options["path"]
+        if not root.is_dir():
+            raise CommandError(f"{root} is not a directory.")
+
+        async def run() -> ImportReport:
+            store = get_store()
+            try:
+                return await import_vault(store=store, root=root, folder_name=options["folder"])
+            finally:
+                await store.close()
+
+        report = asyncio.run(run())
+        for skipped in report.skipped:
+            self.stderr.write(f"skipped {skipped}")
+        self.stdout.write(f"Imported {root} into {options['folder']!r}: {report.summary()}.")

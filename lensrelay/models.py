@@ -1,0 +1,150 @@
+"""The relay's data: Yjs documents and their persisted state, folders, documents and API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from typing import ClassVar
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+def new_doc_id() -> str:
+    return f"{settings.LENSRELAY_RELAY_ID}-{uuid.uuid4()}"
+
+
+class YDoc(models.Model):
+    """A Yjs document the server knows; its state lives in snapshots plus the update log."""
+
+    class Kind(models.TextChoices):
+        FOLDER = "folder", "Folder document"
+        CONTENT = "content", "Content document"
+        STANDALONE = "standalone", "Standalone document"
+
+    doc_id = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.STANDALONE)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "Yjs document"
+
+    def __str__(self) -> str:
+        return self.doc_id
+
+
+class YUpdate(models.Model):
+    """Append-only log of binary Yjs v1 updates, written before they are broadcast."""
+
+    doc_id = models.CharField(max_length=100)
+    data = models.BinaryField()
+    writer = models.CharField(max_length=32, default="", help_text="The process that logged it")
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes: ClassVar = [models.Index(fields=["doc_id", "id"])]
+
+
+class YSnapshot(models.Model):
+    """A compacted state: every logged update of the document up to `upto_update_id`, merged."""
+
+    doc_id = models.CharField(max_length=100, unique=True)
+    data = models.BinaryField()
+    upto_update_id = models.BigIntegerField(default=0)
+    updated = models.DateTimeField(default=timezone.now)
+
+
+class Folder(models.Model):
+    """A shared folder (an Obsidian vault or part of one), backed by a folder document."""
+
+    name = models.CharField(max_length=255, unique=True)
+    doc_id = models.CharField(max_length=100, unique=True, default=new_doc_id)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    """One entry of a folder's `filemeta_v0`, mirrored for querying and the admin."""
+
+    folder = models.ForeignKey(Folder, on_delete=models.CASCADE, related_name="documents")
+    uuid = models.CharField(max_length=36)
+    doc_id = models.CharField(max_length=100, unique=True)
+    path = models.CharField(max_length=1024, help_text="Folder-relative path with a leading slash")
+    type = models.CharField(max_length=16, default="markdown")
+    created = models.DateTimeField(default=timezone.now)
+    modified = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["folder__name", "path"]
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["folder", "path"], name="document_unique_path"),
+        ]
+
+    def __str__(self) -> str:
+        return self.user_path
+
+    @property
+    def user_path(self) -> str:
+        return f"{self.folder.name}{self.path}"
+
+
+class ApiToken(models.Model):
+    """A bearer token for MCP, the HTTP API and Yjs sync. Only its hash is stored."""
+
+    class Role(models.TextChoices):
+        VIEW = "view", "View (read only)"
+        SUGGEST = "suggest", "Suggest (read, propose changes)"
+        EDIT = "edit", "Edit (read, write live, propose changes)"
+        ADMIN = "admin", "Admin"
+
+    name = models.CharField(max_length=200)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEW)
+    folders = models.ManyToManyField(
+        Folder, blank=True, related_name="tokens", help_text="No folders selected means every folder."
+    )
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=12, editable=False, help_text="The token's first characters")
+    created = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    TOKEN_PREFIX = "lr_"
+
+    class Meta:
+        verbose_name = "API token"
+        ordering: ClassVar = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.role})"
+
+    @staticmethod
+    def hash_token(raw: str) -> str:
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    @classmethod
+    def generate_raw(cls) -> str:
+        return cls.TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+    def set_raw(self, raw: str) -> None:
+        self.token_hash = self.hash_token(raw)
+        self.prefix = raw[:10]
+
+    @property
+    def revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
+
+    @property
+    def active(self) -> bool:
+        return not self.revoked and not self.expired

@@ -1,0 +1,1 @@
+"""The y-websocket / y-sweet sync protocol."""

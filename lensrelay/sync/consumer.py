@@ -1,0 +1,151 @@
+"""The y-websocket / y-sweet sync endpoint. Thin: it authenticates, decodes frames and calls the room."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from urllib.parse import parse_qs
+
+from asgiref.sync import sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from lensrelay.auth import Access, aauthenticate_token, access_for_user
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import get_store
+from lensrelay.folders import doc_scope, folder_settled
+from lensrelay.sync import wire
+from lensrelay.sync.wire import MalformedFrame, Reader
+
+logger = logging.getLogger(__name__)
+
+# Close codes in 4400-4499 tell y-websocket clients not to reconnect.
+CLOSE_MALFORMED = 4400
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_UNKNOWN_DOC = 4404
+CLOSE_TOO_LARGE = 4413
+
+# A client that has just added a filemeta entry may connect to the new content doc before the
+# folder change that names it has been mirrored: give the mirror this long before refusing.
+UNKNOWN_DOC_GRACE_SECONDS = 2.0
+
+
+class SyncConsumer(AsyncWebsocketConsumer):
+    room: Room | None = None
+    access: Access | None = None
+    read_only = True
+
+    async def connect(self) -> None:
+        await self.accept()
+        kwargs = self.scope["url_route"]["kwargs"]
+        doc_id = kwargs["doc_id"]
+        if kwargs.get("room_id", doc_id) != doc_id:
+            await self.close(code=CLOSE_MALFORMED, reason="document ids in the URL differ")
+            return
+        access = await self._authenticate()
+        if access is None:
+            await self.close(code=CLOSE_UNAUTHORIZED, reason="missing, unknown, expired or revoked token")
+            return
+        known, folder_id = await self._scope(doc_id)
+        if not known:
+            await self.close(code=CLOSE_UNKNOWN_DOC, reason="unknown document")
+            return
+        if not access.sees_folder(folder_id):
+            await self.close(code=CLOSE_FORBIDDEN, reason="token has no access to this folder")
+            return
+        room = await get_store().get(doc_id)
+        if room is None:
+            await self.close(code=CLOSE_UNKNOWN_DOC, reason="unknown document")
+            return
+        self.access = access
+        self.read_only = not access.can_write_live
+        self.room = room
+        room.join(self)
+        await self.send_frame(wire.sync_step1(room.doc.get_state()))
+        if len(room.awareness):
+            await self.send_frame(wire.awareness_message(room.awareness.encode()))
+
+    async def _authenticate(self) -> Access | None:
+        query = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
+        token = (query.get("token") or [None])[0]
+        if token:
+            return await aauthenticate_token(token)
+        return access_for_user(self.scope.get("user"))
+
+    async def _scope(self, doc_id: str) -> tuple[bool, int | None]:
+        deadline = asyncio.get_running_loop().time() + UNKNOWN_DOC_GRACE_SECONDS
+        while True:
+            known, folder_id = await sync_to_async(doc_scope)(doc_id)
+            if known or asyncio.get_running_loop().time() >= deadline:
+                return known, folder_id
+            await folder_settled()
+            await asyncio.sleep(0.1)
+
+    async def disconnect(self, code: int) -> None:
+        if self.room is not None:
+            await self.room.leave(self)
+            self.room = None
+
+    async def send_frame(self, frame: bytes) -> None:
+        await self.send(bytes_data=frame)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.room is None:
+            return
+        if bytes_data is None:
+            await self.close(code=CLOSE_MALFORMED, reason="text frames are not part of the protocol")
+            return
+        if len(bytes_data) > settings.LENSRELAY_MAX_FRAME_BYTES:
+            await self.close(code=CLOSE_TOO_LARGE, reason="frame too large")
+            return
+        try:
+            await self._handle(bytes_data)
+        except MalformedFrame as exc:
+            logger.info("closing %s: malformed frame (%s)", self.room.doc_id if self.room else "?", exc)
+            await self.close(code=CLOSE_MALFORMED, reason=f"malformed frame: {exc}"[:120])
+
+    async def _handle(self, frame: bytes) -> None:
+        room = self.room
+        assert room is not None
+        reader = Reader(frame)
+        kind = reader.var_uint()
+        if kind == wire.MESSAGE_SYNC:
+            step = reader.var_uint()
+            payload = reader.var_bytes()
+            if step == wire.SYNC_STEP1:
+                await self._answer_step1(room, payload)
+            elif step in (wire.SYNC_STEP2, wire.SYNC_UPDATE):
+                await self._apply(room, payload)
+            else:
+                raise MalformedFrame(f"unknown sync step {step}")
+        elif kind == wire.MESSAGE_AWARENESS:
+            update = reader.var_bytes()
+            self.room.clients.setdefault(self, set()).update(room.awareness.apply(update))
+            # Echo to everyone, the sender included: y-websocket clients drop silent connections.
+            await room.broadcast(wire.awareness_message(update))
+        elif kind == wire.MESSAGE_QUERY_AWARENESS:
+            await self.send_frame(wire.awareness_message(room.awareness.encode()))
+        elif kind == wire.MESSAGE_SYNC_STATUS:
+            await self.send_frame(frame)
+        # Other message types (auth from a client, custom extensions) carry nothing for the server.
+
+    async def _answer_step1(self, room: Room, state_vector: bytes) -> None:
+        # Nobody may see a change before it is durable, a new joiner included.
+        await room.flushed()
+        try:
+            update = room.state_update(state_vector)
+        except ValueError as exc:
+            raise MalformedFrame("state vector does not decode") from exc
+        await self.send_frame(wire.sync_step2(update))
+
+    async def _apply(self, room: Room, update: bytes) -> None:
+        if self.read_only:
+            if update != b"\x00\x00":
+                # Only the sender hears about it; the Doc and the other clients never see the change.
+                await self.send_frame(wire.permission_denied("read-only access: update not applied"))
+            return
+        try:
+            room.apply_update(update, self)
+        except ValueError as exc:
+            raise MalformedFrame("update does not decode") from exc

@@ -1,0 +1,14 @@
+from django.contrib import admin
+from django.urls import path
+
+from lensrelay import ysweet
+from lensrelay.api import api
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/", api.urls),
+    path("d/<str:doc_id>/as-update", ysweet.as_update, name="doc-as-update"),
+    path("d/<str:doc_id>/update", ysweet.apply_update, name="doc-update"),
+    path("doc/new", ysweet.new_doc, name="doc-new"),
+    path("ready", ysweet.ready, name="ready"),
+]

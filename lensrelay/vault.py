@@ -1,0 +1,189 @@
+"""Importing a directory of markdown into a folder, and exporting it back byte for byte."""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid as uuidlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from pycrdt import Doc, Text
+
+from lensrelay.docstore import folderdoc, persistence
+from lensrelay.docstore.offsets import text_replace
+from lensrelay.docstore.store import DocStore
+from lensrelay.folders import content_doc_id, folder_create, sync_folder_documents
+from lensrelay.models import Document, Folder, YDoc, YUpdate
+from lensrelay.vaultpath import InvalidPath, validate_relative_path
+
+logger = logging.getLogger(__name__)
+
+CONTENTS = "contents"
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+# New documents are written in batches: one transaction per batch keeps a 10,000-note import fast.
+BATCH = 500
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    folders: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        text = (
+            f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged, "
+            f"{self.folders} sub-folders, {len(self.skipped)} skipped"
+        )
+        return text
+
+
+def read_text(ytext_doc: Doc) -> str:
+    return str(ytext_doc.get(CONTENTS, type=Text))
+
+
+def initial_update(text: str) -> bytes:
+    doc = Doc()
+    doc.get(CONTENTS, type=Text).insert(0, text)
+    return doc.get_update()
+
+
+def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, str]]:
+    """Sub-folders and markdown files under root, as folder-relative paths with a leading slash."""
+    folders: list[str] = []
+    files: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        rel_dir = Path(dirpath).relative_to(root)
+        if rel_dir != Path("."):
+            folders.append("/" + rel_dir.as_posix())
+        for name in sorted(filenames):
+            rel = "/" + (rel_dir / name).as_posix() if rel_dir != Path(".") else "/" + name
+            if name.startswith(".") or not name.lower().endswith(MARKDOWN_SUFFIXES):
+                report.skipped.append(f"{rel} (not markdown)")
+                continue
+            try:
+                validate_relative_path(rel)
+                files[rel] = (Path(dirpath) / name).read_bytes().decode("utf-8")
+            except InvalidPath as exc:
+                report.skipped.append(f"{rel} ({exc})")
+            except UnicodeDecodeError:
+                report.skipped.append(f"{rel} (not UTF-8)")
+    return folders, files
+
+
+def _write_new_documents(new_docs: list[tuple[str, str]]) -> None:
+    for start in range(0, len(new_docs), BATCH):
+        chunk = new_docs[start : start + BATCH]
+        with transaction.atomic():
+            YDoc.objects.bulk_create(
+                [YDoc(doc_id=doc_id, kind=YDoc.Kind.CONTENT) for doc_id, _ in chunk], ignore_conflicts=True
+            )
+            YUpdate.objects.bulk_create(
+                [YUpdate(doc_id=doc_id, data=initial_update(text), writer="import") for doc_id, text in chunk]
+            )
+
+
+async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> ImportReport:
+    """Import (or re-import) a directory. Changed files are edited in place through the CRDT, so live
+    clients see the change; files never seen before become new documents."""
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} is not a directory")
+    report = ImportReport()
+    folders, files = _scan(root, report)
+    folder = await store.db(_get_or_create_folder, folder_name)
+    folder_room = await store.get(folder.doc_id)
+    assert folder_room is not None
+    existing = folderdoc.entries(folder_room.doc)
+
+    new_docs: list[tuple[str, str]] = []
+    changed: list[tuple[str, str]] = []
+    with folder_room.transact():
+        for path in folders:
+            if path not in existing:
+                folderdoc.add_entry(folder_room.doc, path=path, uuid=str(uuidlib.uuid4()), type="folder")
+                report.folders += 1
+        for path, text in files.items():
+            entry = existing.get(path)
+            if entry is None:
+                uuid = str(uuidlib.uuid4())
+                folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="markdown")
+                new_docs.append((content_doc_id(folder, uuid), text))
+            else:
+                changed.append((content_doc_id(folder, entry.uuid), text))
+    # Content first, then the folder entries that name it, so no client sees an entry without content.
+    await store.db(_write_new_documents, new_docs)
+    report.created = len(new_docs)
+    await folder_room.flushed()
+    await store.db(sync_folder_documents, folder_id=folder.pk, entries=folderdoc.entries(folder_room.doc))
+
+    for doc_id, text in changed:
+        await store.db(persistence.create_ydoc, doc_id, YDoc.Kind.CONTENT)
+        room = await store.get(doc_id)
+        assert room is not None
+        if replace_text(room.doc, text):
+            report.updated += 1
+            await room.flushed()
+        else:
+            report.unchanged += 1
+    return report
+
+
+def replace_text(doc: Doc, new: str) -> bool:
+    """Turn the document's text into `new` with one minimal edit (common prefix and suffix kept)."""
+    ytext = doc.get(CONTENTS, type=Text)
+    old = str(ytext)
+    if old == new:
+        return False
+    prefix = 0
+    limit = min(len(old), len(new))
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
+        suffix += 1
+    with doc.transaction():
+        text_replace(
+            ytext, current=old, start=prefix, end=len(old) - suffix, value=new[prefix : len(new) - suffix]
+        )
+    return True
+
+
+def _get_or_create_folder(name: str) -> Folder:
+    folder = Folder.objects.filter(name=name).first()
+    return folder if folder is not None else folder_create(name=name)
+
+
+@dataclass
+class ExportReport:
+    files: int = 0
+    folders: int = 0
+
+
+def export_vault(*, folder: Folder, target: Path) -> ExportReport:
+    """Write every markdown document and sub-folder of `folder` under `target`."""
+    report = ExportReport()
+    target.mkdir(parents=True, exist_ok=True)
+    root = target.resolve()
+    for document in Document.objects.filter(folder=folder).order_by("path"):
+        destination = (root / document.path.lstrip("/")).resolve()
+        if root not in destination.parents:
+            raise InvalidPath(f"{document.path} would be written outside {root}")
+        if document.type == "folder":
+            destination.mkdir(parents=True, exist_ok=True)
+            report.folders += 1
+            continue
+        if document.type != "markdown":
+            continue
+        state = persistence.load_state(document.doc_id)
+        doc = Doc()
+        if state.update:
+            doc.apply_update(state.update)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(read_text(doc).encode("utf-8"))
+        report.files += 1
+    return report

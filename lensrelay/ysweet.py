@@ -1,0 +1,107 @@
+"""y-sweet compatible document endpoints: the whole document as one update, applying one, creating one."""
+
+from __future__ import annotations
+
+import json
+
+import regex
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+
+from lensrelay.auth import Access, aauthenticate_token
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import get_store
+from lensrelay.folders import doc_scope
+from lensrelay.http_auth import bearer_token, unauthorized
+from lensrelay.models import YDoc, new_doc_id
+from lensrelay.routing import DOC_ID
+
+_DOC_ID_RE = regex.compile(rf"^{DOC_ID}$")
+
+
+async def _authorize(
+    request: HttpRequest, doc_id: str
+) -> tuple[Access | None, Room | None, HttpResponse | None]:
+    access = await aauthenticate_token(bearer_token(request))
+    if access is None:
+        return None, None, unauthorized()
+    known, folder_id = await sync_to_async(doc_scope)(doc_id)
+    # A document outside the token's folders is reported exactly like a missing one.
+    if not known or not access.sees_folder(folder_id):
+        return access, None, JsonResponse({"error": f"Document not found: {doc_id}"}, status=404)
+    room = await get_store().get(doc_id)
+    if room is None:
+        return access, None, JsonResponse({"error": f"Document not found: {doc_id}"}, status=404)
+    return access, room, None
+
+
+@require_GET
+async def as_update(request: HttpRequest, doc_id: str) -> HttpResponse:
+    _, room, error = await _authorize(request, doc_id)
+    if error is not None:
+        return error
+    assert room is not None
+    await room.flushed()
+    return HttpResponse(room.state_update(), content_type="application/octet-stream")
+
+
+@csrf_exempt
+@require_POST
+async def apply_update(request: HttpRequest, doc_id: str) -> HttpResponse:
+    access, room, error = await _authorize(request, doc_id)
+    if error is not None:
+        return error
+    assert access is not None and room is not None
+    if not access.can_write_live:
+        return JsonResponse(
+            {"error": "This token may not write documents (edit or admin role needed)."}, status=403
+        )
+    if len(request.body) > settings.LENSRELAY_MAX_FRAME_BYTES:
+        return JsonResponse({"error": "Update too large."}, status=413)
+    try:
+        room.apply_update(request.body, "http")
+    except ValueError:
+        return JsonResponse({"error": "The body is not a valid Yjs update; nothing was applied."}, status=400)
+    await room.flushed()
+    return JsonResponse({"ok": True})
+
+
+@csrf_exempt
+@require_POST
+async def new_doc(request: HttpRequest) -> HttpResponse:
+    access = await aauthenticate_token(bearer_token(request))
+    if access is None:
+        return unauthorized()
+    if not access.can_write_live or access.folder_ids is not None:
+        return JsonResponse(
+            {"error": "Creating standalone documents needs an edit or admin token not limited to folders."},
+            status=403,
+        )
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        return JsonResponse({"error": "The body must be JSON."}, status=400)
+    doc_id = body.get("docId") if isinstance(body, dict) else None
+    if doc_id is None:
+        doc_id = new_doc_id()
+    if not isinstance(doc_id, str) or not _DOC_ID_RE.match(doc_id):
+        return JsonResponse({"error": "docId must be 1-100 characters of A-Z a-z 0-9 _ . -"}, status=400)
+    await get_store().create(doc_id, YDoc.Kind.STANDALONE)
+    return JsonResponse({"docId": doc_id})
+
+
+@require_GET
+async def ready(request: HttpRequest) -> HttpResponse:
+    def check() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+
+    try:
+        await sync_to_async(check)()
+    except Exception as exc:
+        return JsonResponse({"ok": False, "error": str(exc)}, status=503)
+    return JsonResponse({"ok": True})

@@ -1,0 +1,136 @@
+"""The tool registry: each tool is a pydantic argument model plus an async handler returning plain text.
+
+Tool modules (one per tool, under `mcp_tools/tools/`) register themselves with `@tool(...)`. The
+transport lists them per caller and calls them; it never knows what a tool does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from lensrelay.auth import Access
+
+
+class ToolError(Exception):
+    """A failure the assistant should read: returned as a result with `isError: true`."""
+
+
+class ToolArgs(BaseModel):
+    """Base for argument models: unknown arguments are refused, as the schema promises."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+@dataclass
+class ToolContext:
+    access: Access
+    # Read-before-edit is tracked under this key: the MCP session id, or the token and client name
+    # in the stateless protocol era.
+    session_key: str
+    client_name: str = ""
+    session_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[[ToolContext, Any], Awaitable[str]]
+A = TypeVar("A", bound=ToolArgs)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    args: type[ToolArgs]
+    handler: Handler
+    read_only: bool = True
+    destructive: bool = False
+    idempotent: bool = True
+    # Test fixtures (the conformance suite's) are registered only when the setting enables them.
+    fixture: bool = False
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.args.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        schema["additionalProperties"] = False
+        schema.setdefault("properties", {})
+        return schema
+
+    def definition(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema(),
+            "annotations": {
+                "title": self.title,
+                "readOnlyHint": self.read_only,
+                "destructiveHint": self.destructive,
+                "idempotentHint": self.idempotent,
+                "openWorldHint": False,
+            },
+        }
+
+    def available_to(self, access: Access) -> bool:
+        return self.read_only or access.can_suggest
+
+    def parse(self, arguments: dict[str, Any] | None) -> ToolArgs:
+        try:
+            return self.args.model_validate(arguments or {})
+        except ValidationError as exc:
+            raise ToolError(describe_validation_error(self.name, exc)) from exc
+
+
+REGISTRY: dict[str, Tool] = {}
+
+
+def tool(
+    *,
+    name: str,
+    title: str,
+    description: str,
+    args: type[A],
+    read_only: bool = True,
+    destructive: bool = False,
+    idempotent: bool = True,
+    fixture: bool = False,
+) -> Callable[[Callable[[ToolContext, A], Awaitable[str]]], Callable[[ToolContext, A], Awaitable[str]]]:
+    def register(
+        handler: Callable[[ToolContext, A], Awaitable[str]],
+    ) -> Callable[[ToolContext, A], Awaitable[str]]:
+        if name in REGISTRY:
+            raise RuntimeError(f"tool {name!r} registered twice")
+        REGISTRY[name] = Tool(
+            name=name,
+            title=title,
+            description=description,
+            args=args,
+            handler=handler,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            fixture=fixture,
+        )
+        return handler
+
+    return register
+
+
+def describe_validation_error(tool_name: str, exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        if error["type"] == "extra_forbidden":
+            problems.append(f"unknown argument '{where}'")
+        elif error["type"] == "missing":
+            problems.append(f"missing required argument '{where}'")
+        else:
+            got = error.get("input")
+            problems.append(f"'{where}': {error['msg']} (got {type(got).__name__} {got!r:.60})")
+    return f"Invalid arguments for {tool_name}: " + "; ".join(problems) + "."
