@@ -5,3 +5,7 @@ class LensRelayConfig(AppConfig):
     name = "lensrelay"
     verbose_name = "Lens Relay"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # These modules register document-store listeners (folder mirroring, text cache) on import.
+        from lensrelay import folders, texts  # noqa: F401

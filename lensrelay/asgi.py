@@ -11,7 +11,7 @@ from django.conf import settings  # noqa: E402
 
 if settings.LENSRELAY_SERVE_STATIC:
     # The admin's CSS and JS, served by the same process so one command runs the whole server.
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
     django_application = ASGIStaticFilesHandler(django_application)
 

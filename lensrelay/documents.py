@@ -9,7 +9,7 @@ from pycrdt import Text
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.store import DocStore
-from lensrelay.folders import content_doc_id, sync_folder_documents
+from lensrelay.folders import content_doc_id, mirror_folder
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.vault import CONTENTS
 from lensrelay.vaultpath import validate_relative_path
@@ -32,8 +32,7 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
     with folder_room.transact():
         folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="markdown")
     await folder_room.flushed()
-    entries = folderdoc.entries(folder_room.doc)
-    await store.db(sync_folder_documents, folder_id=folder.pk, entries=entries)
+    await mirror_folder(store, folder_id=folder.pk, room=folder_room)
     return await store.db(Document.objects.select_related("folder").get, doc_id=doc_id)
 
 

@@ -19,6 +19,7 @@ from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, get_store, on_change, on_load
 from lensrelay.models import Document, Folder, YDoc
+from lensrelay.paths import path_index
 from lensrelay.vaultpath import InvalidPath, validate_relative_path
 
 logger = logging.getLogger(__name__)
@@ -110,11 +111,15 @@ class FolderMirror:
             if folder_id is None:
                 continue
             try:
-                await self.store.db(
-                    sync_folder_documents, folder_id=folder_id, entries=folderdoc.entries(room.doc)
-                )
+                await mirror_folder(self.store, folder_id=folder_id, room=room)
             except Exception:
                 logger.exception("could not mirror folder document %s", doc_id)
+
+
+async def mirror_folder(store: DocStore, *, folder_id: int, room: Room) -> None:
+    """Bring the database rows and the path index in step with a folder document, now."""
+    await store.db(sync_folder_documents, folder_id=folder_id, entries=folderdoc.entries(room.doc))
+    await path_index(store).refresh_folder(folder_id)
 
 
 def _folder_id_for_doc(doc_id: str) -> int | None:

@@ -14,7 +14,7 @@ from pycrdt import Doc, Text
 from lensrelay.docstore import folderdoc, persistence
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
-from lensrelay.folders import content_doc_id, folder_create, sync_folder_documents
+from lensrelay.folders import content_doc_id, folder_create, mirror_folder
 from lensrelay.models import Document, Folder, YDoc, YUpdate
 from lensrelay.vaultpath import InvalidPath, validate_relative_path
 
@@ -119,7 +119,7 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
     await store.db(_write_new_documents, new_docs)
     report.created = len(new_docs)
     await folder_room.flushed()
-    await store.db(sync_folder_documents, folder_id=folder.pk, entries=folderdoc.entries(folder_room.doc))
+    await mirror_folder(store, folder_id=folder.pk, room=folder_room)
 
     for doc_id, text in changed:
         await store.db(persistence.create_ydoc, doc_id, YDoc.Kind.CONTENT)

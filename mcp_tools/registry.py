@@ -35,6 +35,17 @@ class ToolContext:
     session_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    async def record_read(self, doc_id: str) -> None:
+        """Remember that this caller has read the document (read-before-edit)."""
+        from mcp_tools import sessions
+
+        await sessions.arecord_read(session_key=self.session_key, doc_id=doc_id)
+
+    async def has_read(self, doc_id: str) -> bool:
+        from mcp_tools import sessions
+
+        return await sessions.ahas_read(session_key=self.session_key, doc_id=doc_id)
+
 
 Handler = Callable[[ToolContext, Any], Awaitable[str]]
 A = TypeVar("A", bound=ToolArgs)

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.peers import PeerBus
 from lensrelay.docstore.room import FOREIGN, Room
 
 logger = logging.getLogger(__name__)
@@ -23,10 +24,12 @@ T = TypeVar("T")
 
 ChangeListener = Callable[[Room, Sequence[bytes]], None]
 LoadListener = Callable[[Room], None]
+ForeignListener = Callable[["DocStore", str], None]
 
 # Apps built on the store (folder mirroring, search, link index) register here at import time.
 _change_listeners: list[ChangeListener] = []
 _load_listeners: list[LoadListener] = []
+_foreign_listeners: list[ForeignListener] = []
 
 
 def on_change(listener: ChangeListener) -> ChangeListener:
@@ -36,6 +39,12 @@ def on_change(listener: ChangeListener) -> ChangeListener:
 
 def on_load(listener: LoadListener) -> LoadListener:
     _load_listeners.append(listener)
+    return listener
+
+
+def on_foreign(listener: ForeignListener) -> ForeignListener:
+    """Called for documents that another process changed and this one has not loaded."""
+    _foreign_listeners.append(listener)
     return listener
 
 
@@ -59,6 +68,8 @@ class DocStore:
         self.idle_seconds = settings.LENSRELAY_IDLE_UNLOAD_SECONDS
         self.poll_seconds = settings.LENSRELAY_POLL_SECONDS
         self.compact_after = settings.LENSRELAY_COMPACT_AFTER_UPDATES
+        # Only worth it with several processes: the in-memory layer has no one else to reach.
+        self.peers: PeerBus | None = PeerBus(self) if settings.REDIS_URL else None
 
     # -- database --------------------------------------------------------------------------------------
 
@@ -74,7 +85,7 @@ class DocStore:
         delay = 0.05
         while True:
             try:
-                return await self.db(
+                row_id = await self.db(
                     persistence.append_update,
                     room.doc_id,
                     update,
@@ -85,6 +96,10 @@ class DocStore:
                 logger.exception("could not log an update of %s; retrying in %.2fs", room.doc_id, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
+                continue
+            if self.peers is not None:
+                self.spawn(self.peers.publish(room.doc_id, update))
+            return row_id
 
     # -- rooms -----------------------------------------------------------------------------------------
 
@@ -122,6 +137,8 @@ class DocStore:
         room = Room(store=self, doc_id=doc_id, kind=kind)
         room.load(state.update, log_rows=state.log_rows)
         self.rooms[doc_id] = room
+        if self.peers is not None:
+            await self.peers.join(doc_id)
         for listener in _load_listeners:
             listener(room)
         return room
@@ -192,6 +209,8 @@ class DocStore:
             self._cursor = max(self._cursor, row_id)
             room = self.rooms.get(doc_id)
             if room is None:
+                for listener in _foreign_listeners:
+                    listener(self, doc_id)
                 continue
             try:
                 room.apply_update(data, FOREIGN)
@@ -203,10 +222,18 @@ class DocStore:
     async def unload_idle(self) -> None:
         now = time.monotonic()
         for doc_id, room in list(self.rooms.items()):
-            if room.clients or room.dirty or now - room.last_used < self.idle_seconds:
+            # Folder documents stay: they are small and name every document (paths, links).
+            if (
+                room.kind == "folder"
+                or room.clients
+                or room.dirty
+                or now - room.last_used < self.idle_seconds
+            ):
                 continue
             del self.rooms[doc_id]
             room.close()
+            if self.peers is not None:
+                await self.peers.leave(doc_id)
             if room.log_rows:
                 await self.compact(room)
 

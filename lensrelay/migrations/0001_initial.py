@@ -2,8 +2,9 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import lensrelay.models
 from django.db import migrations, models
+
+import lensrelay.models
 
 
 class Migration(migrations.Migration):

@@ -12,7 +12,14 @@ from lensrelay.vaultpath import (
 
 @pytest.mark.parametrize(
     "path",
-    ["/Notes/Ideas.md", "/Ideas.md", "/Café/Crème brûlée.md", "/日本語/ノート.md", "/🚀 Launch.md", "/a..b.md"],
+    [
+        "/Notes/Ideas.md",
+        "/Ideas.md",
+        "/Café/Crème brûlée.md",
+        "/日本語/ノート.md",
+        "/🚀 Launch.md",
+        "/a..b.md",
+    ],
 )
 def test_valid_relative_paths_come_back_unchanged(path):
     assert validate_relative_path(path) == path
@@ -67,8 +74,21 @@ def test_split_user_path_parses_absolute_looking_paths_as_a_folder_name():
 
 @pytest.mark.parametrize(
     "path",
-    ["", "/", "Lens", "Lens/", "/Lens", "Lens//x.md", "//Lens/x.md", "../Lens/x.md", "Lens/../x.md",
-     "Lens/a/..", "Lens/x\x00.md", "Lens\\x.md", "Lens/a\\b.md"],
+    [
+        "",
+        "/",
+        "Lens",
+        "Lens/",
+        "/Lens",
+        "Lens//x.md",
+        "//Lens/x.md",
+        "../Lens/x.md",
+        "Lens/../x.md",
+        "Lens/a/..",
+        "Lens/x\x00.md",
+        "Lens\\x.md",
+        "Lens/a\\b.md",
+    ],
 )
 def test_split_user_path_refuses_malformed_input(path):
     with pytest.raises(InvalidPath):

@@ -1,0 +1,143 @@
+"""User-facing paths (`Lens/Notes/Ideas.md`) to documents: an in-memory index kept current per folder.
+
+Built once from the database, then refreshed one folder at a time whenever that folder's entries are
+mirrored, so resolving a path never scans all documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from lensrelay.auth import Access
+from lensrelay.docstore.store import DocStore
+from lensrelay.models import Document, Folder
+from lensrelay.vaultpath import InvalidPath, has_md_suffix, split_user_path
+
+
+@dataclass(frozen=True)
+class DocEntry:
+    doc_id: str
+    folder_id: int
+    folder_name: str
+    folder_doc_id: str
+    path: str  # folder-relative, leading slash
+    type: str
+
+    @property
+    def user_path(self) -> str:
+        return f"{self.folder_name}{self.path}"
+
+    @property
+    def is_markdown(self) -> bool:
+        return self.type == "markdown"
+
+
+def _rows(folder_ids: Iterable[int] | None = None) -> list[DocEntry]:
+    documents = Document.objects.select_related("folder")
+    if folder_ids is not None:
+        documents = documents.filter(folder_id__in=list(folder_ids))
+    return [
+        DocEntry(
+            doc_id=d.doc_id,
+            folder_id=d.folder_id,
+            folder_name=d.folder.name,
+            folder_doc_id=d.folder.doc_id,
+            path=d.path,
+            type=d.type,
+        )
+        for d in documents
+    ]
+
+
+def _folders() -> list[tuple[int, str, str]]:
+    return list(Folder.objects.values_list("id", "name", "doc_id"))
+
+
+class PathIndex:
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self.loaded = False
+        self.folders: dict[int, tuple[str, str]] = {}  # id -> (name, folder doc id)
+        self._by_path: dict[str, DocEntry] = {}
+        self._by_doc_id: dict[str, DocEntry] = {}
+
+    async def ensure(self) -> None:
+        if self.loaded:
+            return
+        folders, rows = await self.store.db(_folders), await self.store.db(_rows)
+        self.folders = {fid: (name, doc_id) for fid, name, doc_id in folders}
+        self._replace(rows, folder_ids=None)
+        self.loaded = True
+        # Folder documents stay loaded, so changes made through any worker reach this index.
+        for _, doc_id in self.folders.values():
+            await self.store.get(doc_id)
+
+    async def refresh_folder(self, folder_id: int) -> None:
+        if not self.loaded:
+            return
+        self.folders = {fid: (name, doc_id) for fid, name, doc_id in await self.store.db(_folders)}
+        self._replace(await self.store.db(_rows, [folder_id]), folder_ids={folder_id})
+
+    def _replace(self, rows: list[DocEntry], *, folder_ids: set[int] | None) -> None:
+        if folder_ids is None:
+            self._by_path, self._by_doc_id = {}, {}
+        else:
+            for entry in [e for e in self._by_doc_id.values() if e.folder_id in folder_ids]:
+                self._by_doc_id.pop(entry.doc_id, None)
+                self._by_path.pop(entry.user_path, None)
+        for entry in rows:
+            self._by_path[entry.user_path] = entry
+            self._by_doc_id[entry.doc_id] = entry
+
+    def resolve(self, access: Access, user_path: str) -> DocEntry | None:
+        """The document at a user-facing path the caller may see; `.md` may be omitted.
+
+        Paths outside the caller's folders resolve exactly like missing ones.
+        """
+        try:
+            folder, relative = split_user_path(user_path)
+        except InvalidPath:
+            return None
+        candidates = [f"{folder}{relative}"]
+        if not has_md_suffix(relative):
+            candidates.append(f"{folder}{relative}.md")
+        for candidate in candidates:
+            entry = self._by_path.get(candidate)
+            if entry is not None and entry.type != "folder" and access.sees_folder(entry.folder_id):
+                return entry
+        return None
+
+    def by_doc_id(self, doc_id: str) -> DocEntry | None:
+        return self._by_doc_id.get(doc_id)
+
+    def visible(self, access: Access, *, scope: str | None = None) -> list[DocEntry]:
+        """Markdown documents the caller may see, optionally under a folder or sub-folder path."""
+        prefix = scope.strip("/") + "/" if scope else None
+        return [
+            e
+            for e in self._by_doc_id.values()
+            if e.is_markdown
+            and access.sees_folder(e.folder_id)
+            and (prefix is None or e.user_path.startswith(prefix))
+        ]
+
+    def visible_folders(self, access: Access) -> list[tuple[int, str]]:
+        return sorted(
+            ((fid, name) for fid, (name, _) in self.folders.items() if access.sees_folder(fid)),
+            key=lambda item: item[1],
+        )
+
+    def all_entries(self) -> list[DocEntry]:
+        return list(self._by_doc_id.values())
+
+
+_indexes: dict[int, PathIndex] = {}
+
+
+def path_index(store: DocStore) -> PathIndex:
+    index = _indexes.get(id(store))
+    if index is None or index.store is not store:
+        index = PathIndex(store)
+        _indexes[id(store)] = index
+    return index

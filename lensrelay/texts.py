@@ -1,0 +1,83 @@
+"""The text of every content document, held in memory for grep and search; kept current by listeners."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from pycrdt import Doc, Text
+
+from lensrelay.docstore import persistence
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import DocStore, on_change, on_foreign
+
+CONTENTS = "contents"
+
+
+def room_text(room: Room) -> str:
+    return str(room.doc.get(CONTENTS, type=Text))
+
+
+def _load_texts(doc_ids: list[str]) -> dict[str, str]:
+    texts: dict[str, str] = {}
+    for doc_id in doc_ids:
+        state = persistence.load_state(doc_id)
+        doc = Doc()
+        if state.update:
+            doc.apply_update(state.update)
+        texts[doc_id] = str(doc.get(CONTENTS, type=Text))
+    return texts
+
+
+class TextCache:
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self._texts: dict[str, str] = {}
+
+    def invalidate(self, doc_id: str) -> None:
+        self._texts.pop(doc_id, None)
+
+    async def get(self, doc_id: str) -> str:
+        return (await self.get_many([doc_id]))[doc_id]
+
+    async def get_many(self, doc_ids: Iterable[str]) -> dict[str, str]:
+        result: dict[str, str] = {}
+        missing: list[str] = []
+        for doc_id in doc_ids:
+            text = self._texts.get(doc_id)
+            if text is None:
+                room = self.store.rooms.get(doc_id)
+                if room is not None:
+                    text = self._texts[doc_id] = room_text(room)
+            if text is None:
+                missing.append(doc_id)
+            else:
+                result[doc_id] = text
+        if missing:
+            loaded = await self.store.db(_load_texts, missing)
+            for doc_id, text in loaded.items():
+                # A room may have loaded (and changed) meanwhile: the live Doc wins.
+                room = self.store.rooms.get(doc_id)
+                result[doc_id] = self._texts[doc_id] = room_text(room) if room is not None else text
+        return result
+
+
+_caches: dict[int, TextCache] = {}
+
+
+def text_cache(store: DocStore) -> TextCache:
+    cache = _caches.get(id(store))
+    if cache is None or cache.store is not store:
+        cache = TextCache(store)
+        _caches[id(store)] = cache
+    return cache
+
+
+@on_change
+def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
+    if room.kind == "content":
+        text_cache(room.store).invalidate(room.doc_id)
+
+
+@on_foreign
+def _changed_elsewhere(store: DocStore, doc_id: str) -> None:
+    text_cache(store).invalidate(doc_id)

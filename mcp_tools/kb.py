@@ -1,0 +1,95 @@
+"""The knowledge base as tools see it: paths the caller may use, and texts in the accepted view.
+
+Every read tool goes through here, so `read`, `grep`, `search` and `get_links` see the same text and a
+line number one reports is the line another shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from lensrelay.docstore.store import DocStore, get_store
+from lensrelay.links.graph import LinkGraph
+from lensrelay.links.resolve import LinkTarget
+from lensrelay.paths import DocEntry, PathIndex, path_index
+from lensrelay.texts import TextCache, text_cache
+from mcp_tools.registry import ToolContext, ToolError
+from suggestions.accepted_view import build_accepted_view
+
+MARK_OPENERS = ("{++", "{--", "{~~", "{==", "{>>")
+
+
+def accepted_text(raw: str) -> str:
+    """The text as if every pending suggestion were accepted."""
+    if not any(opener in raw for opener in MARK_OPENERS):
+        return raw
+    return build_accepted_view(raw).text
+
+
+@dataclass
+class KnowledgeBase:
+    store: DocStore
+    index: PathIndex
+    texts: TextCache
+    graph: LinkGraph
+
+    def resolve(self, ctx: ToolContext, file_path: str) -> DocEntry:
+        entry = self.index.resolve(ctx.access, file_path)
+        if entry is None:
+            raise ToolError(f"Error: Document not found: {file_path}")
+        return entry
+
+    def visible(self, ctx: ToolContext, *, scope: str | None = None) -> list[DocEntry]:
+        if scope:
+            folder = scope.strip("/").split("/", 1)[0]
+            if not any(name == folder for _, name in self.index.visible_folders(ctx.access)):
+                raise ToolError(f"Error: Folder not found: {scope}")
+        return sorted(self.index.visible(ctx.access, scope=scope), key=lambda e: e.user_path)
+
+    async def raw_text(self, entry: DocEntry) -> str:
+        return await self.texts.get(entry.doc_id)
+
+    async def view_text(self, entry: DocEntry) -> str:
+        return accepted_text(await self.raw_text(entry))
+
+    async def view_texts(self, entries: Iterable[DocEntry]) -> dict[str, str]:
+        entries = list(entries)
+        raw = await self.texts.get_many(e.doc_id for e in entries)
+        return {e.doc_id: _cached_view(raw[e.doc_id]) for e in entries}
+
+    def link_graph(self) -> LinkGraph:
+        targets = frozenset(target_of(e) for e in self.index.all_entries() if e.is_markdown)
+        self.graph.set_documents(targets)
+        return self.graph
+
+
+def target_of(entry: DocEntry) -> LinkTarget:
+    return LinkTarget(folder=entry.folder_name, path=entry.path)
+
+
+_views: dict[int, tuple[str, str]] = {}
+
+
+def _cached_view(raw: str) -> str:
+    # Texts are immutable strings: the same object means the same view.
+    cached = _views.get(id(raw))
+    if cached is not None and cached[0] is raw:
+        return cached[1]
+    view = accepted_text(raw)
+    if view is not raw:
+        if len(_views) > 50_000:
+            _views.clear()  # old texts are kept alive by this cache; bound it
+        _views[id(raw)] = (raw, view)
+    return view
+
+
+_graphs: dict[int, LinkGraph] = {}
+
+
+async def open_kb() -> KnowledgeBase:
+    store = get_store()
+    index = path_index(store)
+    await index.ensure()
+    graph = _graphs.setdefault(id(store), LinkGraph())
+    return KnowledgeBase(store=store, index=index, texts=text_cache(store), graph=graph)

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from mcp_tools.kb import open_kb, target_of
+from mcp_tools.registry import ToolArgs, ToolContext, tool
+
+
+class GetLinksArgs(ToolArgs):
+    file_path: str = Field(description="Path to the document (e.g. 'Lens/Photosynthesis.md')")
+
+
+def _section(title: str, lines: list[str]) -> str:
+    return title + "\n" + "\n".join(f"- {line}" for line in (lines or ["(none)"]))
+
+
+@tool(
+    name="get_links",
+    title="Links of a document",
+    description=(
+        "Get backlinks and forward links for a document: the documents that link TO it (backlinks) and "
+        "the documents it links TO (forward links), plus its unresolved and ambiguous wikilinks."
+    ),
+    args=GetLinksArgs,
+)
+async def get_links(ctx: ToolContext, args: GetLinksArgs) -> str:
+    kb = await open_kb()
+    entry = kb.resolve(ctx, args.file_path)
+    graph = kb.link_graph()
+    visible = kb.visible(ctx)
+    texts = await kb.view_texts(visible)
+    by_target = {target_of(e): e for e in visible}
+    sources = {target_of(e): texts[e.doc_id] for e in visible}
+    me = target_of(entry)
+
+    forward: list[str] = []
+    unresolved: list[str] = []
+    ambiguous: list[str] = []
+    for resolved in graph.links(me, sources[me]):
+        resolution, link = resolved.resolution, resolved.link
+        target = resolution.target
+        # A link into a folder the caller cannot see is reported like an unresolved one.
+        if target is None or target not in by_target:
+            unresolved.append(f"[[{link.target}]]")
+            continue
+        forward.append(target.user_path)
+        if resolution.ambiguous:
+            others = ", ".join(c.user_path for c in resolution.candidates if c in by_target)
+            ambiguous.append(f"[[{link.target}]] -> {target.user_path} (candidates: {others})")
+    backlinks = [source.user_path for source in graph.backlinks(me, sources)]
+    parts = [
+        _section("Backlinks (documents linking to this):", backlinks),
+        _section("Forward links (documents this links to):", sorted(set(forward))),
+    ]
+    if unresolved:
+        parts.append(_section("Unresolved links (no such document):", sorted(set(unresolved))))
+    if ambiguous:
+        parts.append(_section("Ambiguous links (resolved to the nearest):", sorted(set(ambiguous))))
+    return "\n\n".join(parts)

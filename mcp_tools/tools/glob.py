@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from lensrelay.models import Document
+from mcp_tools.engines.globbing import glob_paths
+from mcp_tools.kb import open_kb
+from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+
+
+class GlobArgs(ToolArgs):
+    pattern: str = Field(
+        description="The glob pattern to match documents against (e.g. '**/*.md', 'Lens/*.md', 'Lens Edu/**')"
+    )
+    path: str | None = Field(
+        default=None,
+        description="Folder or sub-folder to search in (e.g. 'Lens', 'Lens/Notes'). Defaults to all folders.",
+    )
+
+
+def _mtimes(doc_ids: list[str]) -> dict[str, float]:
+    rows = Document.objects.filter(doc_id__in=doc_ids).values_list("doc_id", "modified")
+    return {doc_id: modified.timestamp() for doc_id, modified in rows}
+
+
+@tool(
+    name="glob",
+    title="Find documents by pattern",
+    description=(
+        "Fast document pattern matching. Supports glob patterns like '**/*.md' or 'Lens/Notes/*.md', "
+        "braces and character classes. Returns matching document paths sorted by modification time, "
+        "newest first."
+    ),
+    args=GlobArgs,
+)
+async def glob(ctx: ToolContext, args: GlobArgs) -> str:
+    kb = await open_kb()
+    entries = kb.visible(ctx, scope=args.path)
+    mtimes = await kb.store.db(_mtimes, [e.doc_id for e in entries])
+    try:
+        return glob_paths(
+            ((e.user_path, mtimes.get(e.doc_id, 0.0)) for e in entries), pattern=args.pattern, scope=args.path
+        )
+    except ValueError as exc:
+        raise ToolError(f"Error: {exc}") from exc

@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+from pydantic import Field
+
+from lensrelay.paths import DocEntry
+from mcp_tools.engines.globbing import grep_glob_filter
+from mcp_tools.engines.grep import GrepError, GrepOptions, GrepTimeout, grep_result
+from mcp_tools.kb import KnowledgeBase, open_kb
+from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+
+GREP_TIMEOUT_SECONDS = 2.0
+
+
+class GrepArgs(ToolArgs):
+    pattern: str = Field(description="The regular expression pattern to search for in document contents")
+    path: str | None = Field(
+        default=None, description="Folder, sub-folder or document to search in. Defaults to all folders."
+    )
+    glob: str | None = Field(
+        default=None, description="Glob pattern to filter documents (e.g. '**/Notes/*.md')"
+    )
+    output_mode: Literal["content", "files_with_matches", "count"] = Field(
+        default="files_with_matches",
+        description=(
+            'Output mode: "content" shows matching lines, "files_with_matches" shows document paths '
+            '(default), "count" shows match counts'
+        ),
+    )
+    i: bool = Field(default=False, alias="-i", description="Case insensitive search")
+    n: bool = Field(default=True, alias="-n", description="Show line numbers in output (content mode)")
+    A: int | None = Field(default=None, alias="-A", ge=0, description="Lines to show after each match")
+    B: int | None = Field(default=None, alias="-B", ge=0, description="Lines to show before each match")
+    C: int | None = Field(
+        default=None, alias="-C", ge=0, description="Lines to show before and after each match"
+    )
+    multiline: bool = Field(default=False, description="Enable multiline mode where . matches newlines")
+    head_limit: int | None = Field(
+        default=None, ge=0, description="Limit output to the first N lines/entries (default 250, 0 for all)"
+    )
+    offset: int = Field(
+        default=0, ge=0, description="Skip the first N lines/entries before applying head_limit"
+    )
+
+
+@tool(
+    name="grep",
+    title="Search document contents",
+    description=(
+        "A powerful search tool over the knowledge base, like ripgrep. Supports full regex syntax "
+        '(e.g. "log.*Error"). Filter documents with path or glob. Output modes: "content" shows '
+        'matching lines as path:line:text, "files_with_matches" shows only paths (default), "count" '
+        "shows match counts. Patterns that run too long are stopped with an error."
+    ),
+    args=GrepArgs,
+)
+async def grep(ctx: ToolContext, args: GrepArgs) -> str:
+    kb = await open_kb()
+    entries = _scoped(ctx, kb, args.path)
+    if args.glob:
+        try:
+            keep = grep_glob_filter(args.glob, scope=args.path)
+        except ValueError as exc:
+            raise ToolError(f"Error: {exc}") from exc
+        entries = [e for e in entries if keep(e.user_path)]
+    texts = await kb.view_texts(entries)
+    options = GrepOptions(
+        pattern=args.pattern,
+        output_mode=args.output_mode,
+        ignore_case=args.i,
+        line_numbers=args.n,
+        before=args.B or 0,
+        after=args.A or 0,
+        context=args.C,
+        multiline=args.multiline,
+        head_limit=250 if args.head_limit is None else args.head_limit,
+        offset=args.offset,
+        timeout=GREP_TIMEOUT_SECONDS,
+    )
+    docs = [(e.user_path, texts[e.doc_id]) for e in entries]
+    try:
+        # Off the event loop: a long search must not stall live document sync.
+        result = await asyncio.to_thread(grep_result, docs, options)
+    except GrepTimeout as exc:
+        raise ToolError(f"Error: {exc}") from exc
+    except GrepError as exc:
+        raise ToolError(f"Error: {exc}") from exc
+    return result.text
+
+
+def _scoped(ctx: ToolContext, kb: KnowledgeBase, path: str | None) -> list[DocEntry]:
+    """A document path searches that document; a folder path searches under it."""
+    if path:
+        single = kb.index.resolve(ctx.access, path)
+        if single is not None and not path.endswith("/"):
+            return [single]
+    return kb.visible(ctx, scope=path)

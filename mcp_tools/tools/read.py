@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from mcp_tools.engines.catn import format_read
+from mcp_tools.kb import open_kb
+from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+
+
+class ReadArgs(ToolArgs):
+    file_path: str = Field(description="Path to the document, folder first (e.g. 'Lens/Photosynthesis.md')")
+    offset: int | None = Field(
+        default=None,
+        description=(
+            "The line number to start reading from. Only provide if the document is too large to read at once"
+        ),
+    )
+    limit: int | None = Field(
+        default=None,
+        description="The number of lines to read. Only provide if the document is too large to read at once.",
+    )
+
+
+@tool(
+    name="read",
+    title="Read document",
+    description=(
+        "Reads a document from the knowledge base. Returns its content with line numbers (cat -n format), "
+        "up to 2000 lines by default; use offset and limit for long documents. Shows the text as if "
+        "pending suggestions were accepted. A document must be read before it can be edited."
+    ),
+    args=ReadArgs,
+)
+async def read(ctx: ToolContext, args: ReadArgs) -> str:
+    kb = await open_kb()
+    entry = kb.resolve(ctx, args.file_path)
+    text = await kb.view_text(entry)
+    try:
+        output = format_read(text, offset=args.offset, limit=args.limit)
+    except ValueError as exc:
+        raise ToolError(f"Error: {exc}") from exc
+    await ctx.record_read(entry.doc_id)
+    return output

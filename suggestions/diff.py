@@ -1,0 +1,212 @@
+"""Word-level diff, and rendering a change as CriticMarkup suggestion hunks.
+
+Tokens are words, whitespace runs and single grapheme clusters of anything else (punctuation, emoji), so
+a diff never splits an accented letter, an emoji sequence or a flag. Scripts written without spaces (Han,
+kana, Thai and their neighbours) are diffed one character at a time, which is their word level.
+
+Changed runs separated only by spaces merge into one hunk, so ``The quick brown fox`` becoming
+``A slow red fox`` is one ``{--The quick brown--}{++A slow red++} fox``. Runs separated by a line break
+stay separate hunks, so a mark never swallows a heading or list marker on the next line.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+import regex
+
+from suggestions.criticmarkup import CLOSE_ADDITION, CLOSE_DELETION, OPEN_ADDITION, OPEN_DELETION
+
+_SPACELESS_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Bopomofo}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+_WORD_CHAR = rf"(?:(?![{_SPACELESS_SCRIPTS}])[\w\p{{M}}])"
+_TOKEN_RE = regex.compile(
+    r"\s+"
+    rf"|[{_SPACELESS_SCRIPTS}]\p{{M}}*"
+    # A word may carry inner apostrophes (don't, l'été) so a contraction changes as one word.
+    rf"|{_WORD_CHAR}+(?:['\u2019]{_WORD_CHAR}+)*"
+    r"|\X"
+)
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+# Above this many units on both sides of a changed block, difflib may skip very common units as anchors.
+_EXACT_DIFF_UNITS = 2000
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """Replace ``old[start:end]`` (== ``self.old``) with ``self.new``."""
+
+    start: int
+    end: int
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace ``text[start:end]`` with ``insert``; an insertion when ``start == end``."""
+
+    start: int
+    end: int
+    insert: str
+
+
+def tokenize(text: str) -> list[str]:
+    """Words, whitespace runs and single graphemes; ``"".join(tokenize(t)) == t``."""
+    return _TOKEN_RE.findall(text)
+
+
+def _units(text: str) -> list[str]:
+    """Diff units: a token together with the spaces after it; line breaks stay units of their own.
+
+    Matching units instead of bare tokens keeps whitespace from being the most common element, which
+    would make difflib quadratic on long texts; hunk edges are trimmed token by token afterwards.
+    """
+    units: list[str] = []
+    for token in tokenize(text):
+        if token.isspace() and units and not units[-1].isspace() and not _has_line_break(token):
+            units[-1] += token
+        else:
+            units.append(token)
+    return units
+
+
+def _has_line_break(text: str) -> bool:
+    return any(ch in _LINE_BREAKS for ch in text)
+
+
+def _offsets(pieces: list[str], base: int) -> list[int]:
+    offsets = [base]
+    for piece in pieces:
+        offsets.append(offsets[-1] + len(piece))
+    return offsets
+
+
+def _mergeable_gap(gap: str) -> bool:
+    return gap == "" or (gap.isspace() and not _has_line_break(gap))
+
+
+def _trim_common_tokens(old: str, new: str, run: tuple[int, int, int, int]) -> Hunk:
+    """Move tokens both sides share at a hunk's edges (mostly spaces) out of the hunk."""
+    o1, o2, n1, n2 = run
+    old_tokens, new_tokens = tokenize(old[o1:o2]), tokenize(new[n1:n2])
+    lead = 0
+    while lead < min(len(old_tokens), len(new_tokens)) and old_tokens[lead] == new_tokens[lead]:
+        o1 += len(old_tokens[lead])
+        n1 += len(new_tokens[lead])
+        lead += 1
+    trail = 0
+    while (
+        trail < min(len(old_tokens), len(new_tokens)) - lead
+        and old_tokens[-1 - trail] == new_tokens[-1 - trail]
+    ):
+        o2 -= len(old_tokens[-1 - trail])
+        n2 -= len(new_tokens[-1 - trail])
+        trail += 1
+    return Hunk(o1, o2, old[o1:o2], new[n1:n2])
+
+
+def _changed_line_blocks(old: str, new: str) -> list[tuple[int, int, int, int]]:
+    """Character ranges of the line blocks that differ; unchanged lines never reach the word diff."""
+    old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    old_at, new_at = _offsets(old_lines, 0), _offsets(new_lines, 0)
+    # Default autojunk: in long documents blank lines are too common to be useful anchors.
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines)
+    return [
+        (old_at[i1], old_at[i2], new_at[j1], new_at[j2])
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+def _block_runs(old: str, new: str, block: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
+    o1, o2, n1, n2 = block
+    old_units, new_units = _units(old[o1:o2]), _units(new[n1:n2])
+    # Shared leading and trailing units cost nothing to skip and shrink what difflib has to search.
+    lead = 0
+    while lead < min(len(old_units), len(new_units)) and old_units[lead] == new_units[lead]:
+        lead += 1
+    trail = 0
+    while (
+        trail < min(len(old_units), len(new_units)) - lead and old_units[-1 - trail] == new_units[-1 - trail]
+    ):
+        trail += 1
+    old_at = _offsets(old_units, o1)
+    new_at = _offsets(new_units, n1)
+    old_core = old_units[lead : len(old_units) - trail]
+    new_core = new_units[lead : len(new_units) - trail]
+    # Exact matching for edit-sized texts; a huge rewritten block drops very common units as anchors.
+    large = len(old_core) + len(new_core) > _EXACT_DIFF_UNITS
+    matcher = difflib.SequenceMatcher(None, old_core, new_core, autojunk=large)
+    runs: list[tuple[int, int, int, int]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        start, end = old_at[lead + i1], old_at[lead + i2]
+        new_start, new_end = new_at[lead + j1], new_at[lead + j2]
+        if runs and _mergeable_gap(old[runs[-1][1] : start]):
+            runs[-1] = (runs[-1][0], end, runs[-1][2], new_end)
+        else:
+            runs.append((start, end, new_start, new_end))
+    return runs
+
+
+def word_hunks(old: str, new: str) -> list[Hunk]:
+    """The word-level changes turning ``old`` into ``new``, as ranges of ``old``, in order."""
+    if old == new:
+        return []
+    hunks: list[Hunk] = []
+    for block in _changed_line_blocks(old, new):
+        hunks.extend(_trim_common_tokens(old, new, run) for run in _block_runs(old, new, block))
+    return [hunk for hunk in hunks if hunk.old != hunk.new]
+
+
+def suggestion_edits(old: str, new: str, *, meta: str) -> list[TextEdit]:
+    """Pure insertions (descending) that turn ``old`` into its suggestion markup.
+
+    The replaced words stay where they are and become the deletion's content, so a caller writing into
+    a live document keeps their identity and a later reject only removes markers.
+    """
+    edits: list[TextEdit] = []
+    for hunk in word_hunks(old, new):
+        addition = f"{OPEN_ADDITION}{meta}{hunk.new}{CLOSE_ADDITION}" if hunk.new else ""
+        if hunk.old:
+            edits.append(TextEdit(hunk.start, hunk.start, f"{OPEN_DELETION}{meta}"))
+            edits.append(TextEdit(hunk.end, hunk.end, f"{CLOSE_DELETION}{addition}"))
+        else:
+            edits.append(TextEdit(hunk.start, hunk.start, addition))
+    edits.reverse()
+    return edits
+
+
+def apply_text_edits(text: str, edits: list[TextEdit]) -> str:
+    """Apply non-overlapping edits given in any order."""
+    pieces: list[str] = []
+    position = 0
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        if edit.start < position or edit.end < edit.start or edit.end > len(text):
+            raise ValueError(f"overlapping or out-of-range edit {edit}")
+        pieces.append(text[position : edit.start])
+        pieces.append(edit.insert)
+        position = edit.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def render_suggestion(old: str, new: str, *, meta: str) -> str:
+    """``old`` with each word-level hunk written as ``{--meta old--}{++meta new++}``."""
+    return apply_text_edits(old, suggestion_edits(old, new, meta=meta))
+
+
+def unified_diff(old: str, new: str, *, path: str) -> str:
+    """A git-style unified diff of two texts, for dry runs."""
+    name = path.lstrip("/")
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{name}",
+        tofile=f"b/{name}",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
