@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db.models import Count
-from django.http import HttpRequest
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
+from ninja.errors import AuthenticationError
 
-from lensrelay.http_auth import TokenAuth, request_access
+from lensrelay.http_auth import TokenAuth, request_access, unauthorized
 from lensrelay.models import Document, Folder
 
 api = NinjaAPI(title="Lens Relay", version="0.1.0", auth=TokenAuth(), urls_namespace="api")
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return unauthorized()
 
 
 class FolderOut(Schema):
@@ -40,7 +46,8 @@ async def list_folders(request: HttpRequest) -> list[FolderOut]:
     access = request_access(request)
 
     def query() -> list[FolderOut]:
-        folders = Folder.objects.annotate(n=Count("documents")).order_by("name")
+        documents = Count("documents", filter=~Q(documents__type="folder"))
+        folders = Folder.objects.annotate(n=documents).order_by("name")
         if access.folder_ids is not None:
             folders = folders.filter(id__in=access.folder_ids)
         return [FolderOut(name=f.name, doc_id=f.doc_id, documents=f.n) for f in folders]

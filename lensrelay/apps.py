@@ -9,3 +9,4 @@ class LensRelayConfig(AppConfig):
     def ready(self) -> None:
         # These modules register document-store listeners (folder mirroring, text cache) on import.
         from lensrelay import folders, texts  # noqa: F401
+        from lensrelay.search import maintain  # noqa: F401

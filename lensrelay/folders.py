@@ -20,6 +20,7 @@ from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, get_store, on_change, on_load
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.paths import path_index
+from lensrelay.search.maintain import search_folder_changed
 from lensrelay.vaultpath import InvalidPath, validate_relative_path
 
 logger = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ def sync_folder_documents(*, folder_id: int, entries: dict[str, FileEntry]) -> N
         moved = [row for uuid, row in rows.items() if uuid in by_uuid and row.path != by_uuid[uuid].path]
         # Park moved rows on unique temporary paths first, so swaps never collide on (folder, path).
         for row in moved:
-            Document.objects.filter(pk=row.pk).update(path=f"\x00moving-{row.pk}")
+            Document.objects.filter(pk=row.pk).update(path=f"//moving-{row.pk}")
         now = timezone.now()
         for uuid, entry in by_uuid.items():
             row = rows.get(uuid)
@@ -120,6 +121,7 @@ async def mirror_folder(store: DocStore, *, folder_id: int, room: Room) -> None:
     """Bring the database rows and the path index in step with a folder document, now."""
     await store.db(sync_folder_documents, folder_id=folder_id, entries=folderdoc.entries(room.doc))
     await path_index(store).refresh_folder(folder_id)
+    await search_folder_changed(store, folder_id)
 
 
 def _folder_id_for_doc(doc_id: str) -> int | None:

@@ -108,6 +108,10 @@ class PathIndex:
                 return entry
         return None
 
+    def exists(self, user_path: str) -> bool:
+        """Whether anything (document or sub-folder) is at this exact path, whoever may see it."""
+        return user_path in self._by_path
+
     def by_doc_id(self, doc_id: str) -> DocEntry | None:
         return self._by_doc_id.get(doc_id)
 

@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "lensrelay",
+    "suggestions",
+    "mcp_tools",
 ]
 
 MIDDLEWARE = [
@@ -94,6 +96,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "transaction_mode": "IMMEDIATE",
         }
     )
+    # Tests use a file, not shared-cache memory: its table locks ignore the busy timeout and fail
+    # at once when the store's database thread and a request write together.
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-db.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -134,3 +139,16 @@ LENSRELAY_MAX_FRAME_BYTES = int(os.environ.get("LENSRELAY_MAX_FRAME_BYTES", str(
 LENSRELAY_PUBLIC_URL = os.environ.get("LENSRELAY_PUBLIC_URL", "")
 LENSRELAY_SERVE_STATIC = _env_bool("LENSRELAY_SERVE_STATIC", True)
 LENSRELAY_DEMO = _env_bool("LENSRELAY_DEMO", True)
+
+# The MCP endpoint (mcp_tools).
+LENSRELAY_MCP_MAX_BODY_BYTES = int(os.environ.get("LENSRELAY_MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024)))
+# An MCP session ends after this long without a request.
+LENSRELAY_MCP_SESSION_IDLE_SECONDS = _env_float("LENSRELAY_MCP_SESSION_IDLE_SECONDS", 24 * 3600.0)
+# Browser origins allowed besides those whose host is in ALLOWED_HOSTS (comma-separated, e.g. https://app.example).
+LENSRELAY_MCP_ALLOWED_ORIGINS = [
+    o.strip() for o in os.environ.get("LENSRELAY_MCP_ALLOWED_ORIGINS", "").split(",") if o.strip()
+]
+# Test configuration only: the conformance suite's fixture tools, resources and prompts, and a role for
+# callers without a token (the suite sends none). Both are off by default.
+LENSRELAY_MCP_CONFORMANCE_FIXTURES = _env_bool("LENSRELAY_MCP_CONFORMANCE_FIXTURES", False)
+LENSRELAY_MCP_ANONYMOUS_ROLE = os.environ.get("LENSRELAY_MCP_ANONYMOUS_ROLE", "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from pycrdt import Doc, Text
 
@@ -11,6 +11,24 @@ from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change, on_foreign
 
 CONTENTS = "contents"
+
+
+# What readers (tools, search) see of a raw text. The suggestions app installs the accepted view
+# (the text as if pending suggestions were accepted); the core does not depend on it.
+def _unchanged(raw: str) -> str:
+    return raw
+
+
+_view: Callable[[str], str] = _unchanged
+
+
+def set_view(transform: Callable[[str], str]) -> None:
+    global _view
+    _view = transform
+
+
+def view_of(raw: str) -> str:
+    return _view(raw)
 
 
 def room_text(room: Room) -> str:

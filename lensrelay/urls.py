@@ -12,3 +12,4 @@ urlpatterns = [
     path("doc/new", ysweet.new_doc, name="doc-new"),
     path("ready", ysweet.ready, name="ready"),
 ]
+urlpatterns.append(path("mcp", __import__("mcp_tools.api").api.urls))

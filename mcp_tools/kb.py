@@ -15,16 +15,7 @@ from lensrelay.links.resolve import LinkTarget
 from lensrelay.paths import DocEntry, PathIndex, path_index
 from lensrelay.texts import TextCache, text_cache
 from mcp_tools.registry import ToolContext, ToolError
-from suggestions.accepted_view import build_accepted_view
-
-MARK_OPENERS = ("{++", "{--", "{~~", "{==", "{>>")
-
-
-def accepted_text(raw: str) -> str:
-    """The text as if every pending suggestion were accepted."""
-    if not any(opener in raw for opener in MARK_OPENERS):
-        return raw
-    return build_accepted_view(raw).text
+from suggestions.accepted_view import accepted_text
 
 
 @dataclass

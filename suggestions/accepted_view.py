@@ -186,3 +186,13 @@ def build_accepted_view(raw: str) -> AcceptedView:
         _piece_raw_starts=raw_starts,
         _piece_lengths=lengths,
     )
+
+
+MARK_OPENERS = ("{++", "{--", "{~~", "{==", "{>>")
+
+
+def accepted_text(raw: str) -> str:
+    """The text as if every pending suggestion were accepted; the raw string itself when it has none."""
+    if not any(opener in raw for opener in MARK_OPENERS):
+        return raw
+    return build_accepted_view(raw).text

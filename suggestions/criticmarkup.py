@@ -312,9 +312,14 @@ def _escaped_json_string(value: str) -> str:
     return "".join(_METADATA_ESCAPES.get(ch, ch) for ch in encoded[1:-1]).join('""')
 
 
-def render_metadata(author: str, timestamp_ms: int) -> str:
-    """``{"author":"…","timestamp":…}@@`` with every character that could close a mark \\u-escaped."""
-    return f'{{"author":{_escaped_json_string(author)},"timestamp":{int(timestamp_ms)}}}{METADATA_SEPARATOR}'
+def render_metadata(author: str, timestamp_ms: int, *, suggestion_id: str | None = None) -> str:
+    """``{"author":"…","timestamp":…}@@`` with every character that could close a mark \\u-escaped.
+
+    ``suggestion_id`` ties the marks to their database row, so they can be found again after edits.
+    """
+    extra = f',"id":{_escaped_json_string(suggestion_id)}' if suggestion_id else ""
+    fields = f'"author":{_escaped_json_string(author)},"timestamp":{int(timestamp_ms)}{extra}'
+    return f"{{{fields}}}{METADATA_SEPARATOR}"
 
 
 def render_addition(text: str, meta: str = "") -> str:

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.peers import PeerBus
@@ -245,6 +245,8 @@ class DocStore:
             self._maintenance.cancel()
         for task in list(self._background):
             task.cancel()
+        # The database thread's connection would otherwise outlive the store (and block test teardown).
+        await self.db(connections.close_all)
         self._db.shutdown(wait=True)
 
 

@@ -13,8 +13,12 @@ class AwarenessStates:
         self._clocks: dict[int, int] = {}
         self._states: dict[int, str] = {}
 
-    def apply(self, update: bytes) -> list[int]:
-        """Apply an encoded awareness update; returns the client ids it names. Validates fully first."""
+    def apply(self, update: bytes) -> tuple[list[int], list[int]]:
+        """Apply an encoded awareness update; returns (client ids added, client ids removed).
+
+        Validates fully before changing anything. Clients relay states they learned from others, so
+        only an id's first appearance tells which connection it belongs to.
+        """
         reader = Reader(update)
         entries: list[tuple[int, int, str]] = []
         for _ in range(reader.var_uint()):
@@ -28,16 +32,21 @@ class AwarenessStates:
             entries.append((client_id, clock, state))
         if not reader.at_end():
             raise MalformedFrame("trailing bytes after awareness update")
+        added: list[int] = []
+        removed: list[int] = []
         for client_id, clock, state in entries:
             known = self._clocks.get(client_id, -1)
             if clock < known:
                 continue
             self._clocks[client_id] = clock
             if state == "null":
-                self._states.pop(client_id, None)
+                if self._states.pop(client_id, None) is not None:
+                    removed.append(client_id)
             else:
+                if client_id not in self._states:
+                    added.append(client_id)
                 self._states[client_id] = state
-        return [client_id for client_id, _, _ in entries]
+        return added, removed
 
     def encode(self, client_ids: Iterable[int] | None = None) -> bytes:
         ids = list(self._states) if client_ids is None else [c for c in client_ids if c in self._states]

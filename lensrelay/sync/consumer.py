@@ -121,7 +121,11 @@ class SyncConsumer(AsyncWebsocketConsumer):
                 raise MalformedFrame(f"unknown sync step {step}")
         elif kind == wire.MESSAGE_AWARENESS:
             update = reader.var_bytes()
-            self.room.clients.setdefault(self, set()).update(room.awareness.apply(update))
+            added, removed = room.awareness.apply(update)
+            owned = room.clients.setdefault(self, set())
+            owned.update(added)
+            for peer_ids in room.clients.values():
+                peer_ids.difference_update(removed)
             # Echo to everyone, the sender included: y-websocket clients drop silent connections.
             await room.broadcast(wire.awareness_message(update))
         elif kind == wire.MESSAGE_QUERY_AWARENESS:

@@ -8,27 +8,13 @@ trailing ``"\\r"`` per line is dropped for display so CRLF text reads cleanly.
 
 from __future__ import annotations
 
+from lensrelay.lines import line_count, split_lines
+
+__all__ = ["display_line", "format_read", "line_count", "split_lines"]
+
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 EMPTY_DOCUMENT = "(This document is empty.)"
-
-
-def split_lines(text: str) -> list[str]:
-    """The document's lines as read numbers them: split on "\\n", no phantom line after a final
-    newline, none at all for an empty document. Lines keep any "\\r"."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    return lines
-
-
-def line_count(text: str) -> int:
-    """Number of lines `split_lines` would return, without building the list."""
-    if not text:
-        return 0
-    return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
 def display_line(line: str) -> str:

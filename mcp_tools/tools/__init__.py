@@ -1,5 +1,35 @@
 """One module per tool; importing this package registers them all."""
 
-from mcp_tools.tools import get_links, glob, grep, info, property_search, read, read_metadata
+from mcp_tools.tools import (
+    delete,
+    edit,
+    get_links,
+    glob,
+    grep,
+    info,
+    list_suggestions,
+    move,
+    multi_edit,
+    property_search,
+    read,
+    read_metadata,
+    search,
+    write,
+)
 
-__all__ = ["get_links", "glob", "grep", "info", "property_search", "read", "read_metadata"]
+__all__ = [
+    "delete",
+    "edit",
+    "get_links",
+    "glob",
+    "grep",
+    "info",
+    "list_suggestions",
+    "move",
+    "multi_edit",
+    "property_search",
+    "read",
+    "read_metadata",
+    "search",
+    "write",
+]

@@ -3,8 +3,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from mcp_tools.engines.catn import format_read
-from mcp_tools.kb import open_kb
+from mcp_tools.kb import accepted_text, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from suggestions.selectors import pending_in_text
 
 
 class ReadArgs(ToolArgs):
@@ -34,10 +35,14 @@ class ReadArgs(ToolArgs):
 async def read(ctx: ToolContext, args: ReadArgs) -> str:
     kb = await open_kb()
     entry = kb.resolve(ctx, args.file_path)
-    text = await kb.view_text(entry)
+    raw = await kb.raw_text(entry)
     try:
-        output = format_read(text, offset=args.offset, limit=args.limit)
+        view = accepted_text(raw)
+        output = format_read(view, offset=args.offset, limit=args.limit)
     except ValueError as exc:
         raise ToolError(f"Error: {exc}") from exc
     await ctx.record_read(entry.doc_id)
+    pending = pending_in_text(raw) if view is not raw else []
+    if pending:
+        output += "\n\n[Pending suggestions]\n" + "\n".join(p.render() for p in pending)
     return output

@@ -16,6 +16,7 @@ import pytest
 
 from . import liveserver
 from .liveserver import LiveServer
+from .relay import Relay, Template, migrated_template, new_relay_server
 from .yclient import DEFAULT_TIMEOUT, NODE_DIR, NODE_MODULES, YClient
 
 _E2E_DIR = Path(__file__).resolve().parent
@@ -112,3 +113,29 @@ async def yclients(node_modules: Path) -> AsyncIterator[YClientFactory]:
         yield start
     finally:
         await asyncio.gather(*(client.close() for client in started), return_exceptions=True)
+
+
+# --------------------------------------------------------------------- one Lens Relay server per module
+
+
+@pytest.fixture(scope="session")
+def relay_db_template(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> Template:
+    """A migrated SQLite database with the base tokens, made once per session; module servers copy it."""
+    return migrated_template(tmp_path_factory.mktemp("relay-template"))
+
+
+@pytest.fixture(scope="module")
+def relay(
+    request: pytest.FixtureRequest, relay_db_template: Template, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Relay]:
+    """A running Lens Relay shared by the tests of one module; ``relay.tokens`` holds the base tokens.
+
+    A module may set ``RELAY_ENV = {...}`` to add environment variables to its server.
+    """
+    env: Mapping[str, str] = getattr(request.module, "RELAY_ENV", {})
+    server = new_relay_server(tmp_path_factory.mktemp("relay"), template=relay_db_template, **env)
+    server.start()
+    try:
+        yield Relay(server, relay_db_template.tokens)
+    finally:
+        server.stop()

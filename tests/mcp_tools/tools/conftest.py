@@ -21,7 +21,7 @@ async def demo(store: Any, transactional_db: None) -> Any:
 
 
 def access(role: str = "edit", folder_ids: frozenset[int] | None = None) -> Access:
-    return Access(name="tester", role=role, folder_ids=folder_ids, token_id=1)
+    return Access(name="tester", role=role, folder_ids=folder_ids, token_id=None)
 
 
 class ReadLog:

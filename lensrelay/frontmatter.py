@@ -21,8 +21,8 @@ from typing import Any
 import regex
 import yaml
 
+from lensrelay.lines import line_count
 from lensrelay.links.parse import extract_wikilinks
-from mcp_tools.engines.catn import line_count
 
 _OPENING = re.compile(r"\A\ufeff?---[ \t]*\r?(?:\n|\Z)")
 _CLOSING = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)

@@ -1,6 +1,6 @@
 import json
 
-from mcp_tools.engines.frontmatter import document_stats, locate_frontmatter, split_frontmatter
+from lensrelay.frontmatter import document_stats, locate_frontmatter, split_frontmatter
 
 NOTE = """---
 title: Photosynthesis

@@ -1,0 +1,237 @@
+"""Keeping the search index current: edits, creations, renames and deletions reach it within a second.
+
+- Content edits (here or in another process) are collected for `DEBOUNCE_SECONDS`, then their texts are
+  read from the text cache and written in batches on the store's database thread.
+- Folder changes (created, renamed, deleted documents, an imported vault) arrive through
+  `search_folder_changed`, which `mirror_folder` calls once the document rows are current: the index is
+  compared with the rows and brought in step before it returns.
+- Each index row remembers the document's `modified` time when its text was read, so a change missed
+  while no process was listening (a crash, a command that exited) is found by `search_ready`, which runs
+  the same comparison over every folder before a process answers its first search.
+
+Importing this module registers the listeners.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pycrdt import Doc, Text
+
+from lensrelay.docstore import persistence
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import DocStore, on_change, on_foreign
+from lensrelay.models import Document
+from lensrelay.search.index import (
+    IndexedDocument,
+    document_title,
+    search_index_documents,
+    search_indexed,
+    search_remove_documents,
+)
+from lensrelay.texts import CONTENTS, text_cache, view_of
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 0.5
+BATCH = 200
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    doc_id: str
+    folder_id: int
+    path: str
+    modified: float
+
+
+def _markdown_rows(
+    *, doc_ids: Collection[str] | None = None, folder_id: int | None = None
+) -> list[DocumentRow]:
+    documents = Document.objects.filter(type="markdown")
+    if doc_ids is not None:
+        documents = documents.filter(doc_id__in=list(doc_ids))
+    if folder_id is not None:
+        documents = documents.filter(folder_id=folder_id)
+    return [
+        DocumentRow(doc_id=doc_id, folder_id=fid, path=path, modified=modified.timestamp())
+        for doc_id, fid, path, modified in documents.values_list("doc_id", "folder_id", "path", "modified")
+    ]
+
+
+def _stale(rows: Iterable[DocumentRow], *, folder_id: int | None) -> tuple[list[str], list[str]]:
+    """(documents to reindex, index entries to remove) for one folder, or all when folder_id is None."""
+    current = {row.doc_id: row for row in rows}
+    indexed = search_indexed(folder_id=folder_id)
+    outdated = [
+        doc_id
+        for doc_id, row in current.items()
+        if (entry := indexed.get(doc_id)) is None
+        or entry.path != row.path
+        or entry.folder_id != row.folder_id
+        or entry.modified < row.modified
+    ]
+    gone = [doc_id for doc_id in indexed if doc_id not in current]
+    return outdated, gone
+
+
+def _compare(folder_id: int | None) -> tuple[list[str], list[str]]:
+    outdated, gone = _stale(_markdown_rows(folder_id=folder_id), folder_id=folder_id)
+    search_remove_documents(doc_ids=gone)
+    return outdated, gone
+
+
+def _write(rows: Sequence[DocumentRow], texts: dict[str, str], requested: Collection[str]) -> None:
+    """Index the rows' texts; requested documents that are gone or not markdown leave the index."""
+    search_index_documents(
+        IndexedDocument(
+            doc_id=row.doc_id,
+            folder_id=row.folder_id,
+            path=row.path,
+            title=document_title(row.path),
+            text=texts[row.doc_id],
+            modified=row.modified,
+        )
+        for row in rows
+        if row.doc_id in texts
+    )
+    present = {row.doc_id for row in rows}
+    search_remove_documents(doc_ids=[doc_id for doc_id in requested if doc_id not in present])
+
+
+def _views(raw: dict[str, str]) -> dict[str, str]:
+    return {doc_id: view_of(text) for doc_id, text in raw.items()}
+
+
+class SearchMaintainer:
+    """Per store: the debounced queue of changed documents and the comparisons with the document rows."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self._pending: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+        self._ready: asyncio.Task[None] | None = None
+
+    def schedule(self, doc_ids: Iterable[str]) -> None:
+        self._pending.update(doc_ids)
+        if self._pending and (self._task is None or self._task.done()):
+            self._task = self.store.spawn(self._drain())
+
+    async def settled(self) -> None:
+        """Wait until every scheduled change is in the index (tests, shutdown)."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def _drain(self) -> None:
+        while self._pending:
+            await asyncio.sleep(DEBOUNCE_SECONDS)
+            batch, self._pending = self._pending, set()
+            try:
+                await self.reindex(batch)
+            except Exception:
+                logger.exception("could not update the search index for %d documents", len(batch))
+
+    async def reindex(self, doc_ids: Iterable[str]) -> None:
+        """Read the documents' texts now and write them to the index, in batches."""
+        ids = sorted(set(doc_ids))
+        for start in range(0, len(ids), BATCH):
+            batch = ids[start : start + BATCH]
+            # Rows first: their modified time predates the text read, so a later edit is never masked.
+            rows = await self.store.db(_markdown_rows, doc_ids=batch)
+            raw = await text_cache(self.store).get_many(row.doc_id for row in rows)
+            texts = await asyncio.to_thread(_views, raw)
+            await self.store.db(_write, rows, texts, batch)
+
+    async def folder_changed(self, folder_id: int | None) -> None:
+        outdated, _ = await self.store.db(_compare, folder_id)
+        self._pending.difference_update(outdated)
+        await self.reindex(outdated)
+
+    async def ready(self) -> None:
+        """Once per process: bring the whole index in step with the documents before the first search."""
+        failed = (
+            self._ready is not None
+            and self._ready.done()
+            and (self._ready.cancelled() or self._ready.exception() is not None)
+        )
+        if self._ready is None or failed:
+            self._ready = self.store.spawn(self.folder_changed(None))
+        await asyncio.shield(self._ready)
+
+
+_maintainers: dict[int, SearchMaintainer] = {}
+
+
+def maintainer_for(store: DocStore) -> SearchMaintainer:
+    maintainer = _maintainers.get(id(store))
+    if maintainer is None or maintainer.store is not store:
+        maintainer = SearchMaintainer(store)
+        _maintainers[id(store)] = maintainer
+    return maintainer
+
+
+async def search_folder_changed(store: DocStore, folder_id: int) -> None:
+    """Called by folder mirroring once a folder's document rows are current. Never raises: a search
+    index problem must not stop mirroring."""
+    try:
+        await maintainer_for(store).folder_changed(folder_id)
+    except Exception:
+        logger.exception("could not update the search index for folder %s", folder_id)
+
+
+async def search_ready(store: DocStore) -> None:
+    """Wait until the index has caught up with every document (a no-op after the first call).
+
+    Never raises: when catching up fails, searches answer from what the index holds (and the next
+    call tries again).
+    """
+    try:
+        await maintainer_for(store).ready()
+    except Exception:
+        logger.exception("could not bring the search index up to date")
+
+
+async def search_settled(store: DocStore) -> None:
+    await maintainer_for(store).settled()
+
+
+@on_change
+def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
+    if room.kind == "content":
+        maintainer_for(room.store).schedule([room.doc_id])
+
+
+@on_foreign
+def _changed_elsewhere(store: DocStore, doc_id: str) -> None:
+    maintainer_for(store).schedule([doc_id])
+
+
+# -- full reindex (management command) ---------------------------------------------------------------------
+
+
+def _stored_text(doc_id: str) -> str:
+    state = persistence.load_state(doc_id)
+    doc: Doc[Any] = Doc()
+    if state.update:
+        doc.apply_update(state.update)
+    return str(doc.get(CONTENTS, type=Text))
+
+
+def search_reindex_all(*, batch: int = BATCH) -> int:
+    """Rebuild the whole index from stored document states; returns how many documents it holds.
+
+    Synchronous, for `manage.py search_reindex`. Entries are replaced in place, so searches keep
+    answering meanwhile, and a running server keeps indexing its own edits.
+    """
+    rows = _markdown_rows()
+    current = {row.doc_id for row in rows}
+    search_remove_documents(doc_ids=[doc_id for doc_id in search_indexed() if doc_id not in current])
+    for start in range(0, len(rows), batch):
+        chunk = rows[start : start + batch]
+        texts = {row.doc_id: view_of(_stored_text(row.doc_id)) for row in chunk}
+        _write(chunk, texts, [])
+    return len(rows)

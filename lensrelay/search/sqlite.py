@@ -1,0 +1,143 @@
+"""SQLite FTS5 backend: `lensrelay_search_fts(title, meta, body)` plus a row per document naming it.
+
+The FTS table's rowid is the id of the document's row in `lensrelay_search_doc`, so a document is found,
+replaced or removed through an ordinary unique index instead of a scan of the FTS content.
+Ranking is bm25 with titles weighing most and frontmatter (`meta`) more than bodies, since it is short and
+chosen; snippets come from the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import connection
+
+from lensrelay.search.index import (
+    HIGHLIGHT_START,
+    HIGHLIGHT_STOP,
+    SNIPPET_WORDS,
+    Hit,
+    IndexedDocument,
+    IndexedEntry,
+    finish_snippet,
+)
+from lensrelay.search.query import ParsedQuery, fts5_expression
+
+DOCS = "lensrelay_search_doc"
+FTS = "lensrelay_search_fts"
+TITLE_WEIGHT = 10.0
+META_WEIGHT = 2.0
+BODY_WEIGHT = 1.0
+BODY_COLUMN = 2
+# SQLite allows 32766 bound parameters; stay well below in IN (...) lists.
+CHUNK = 500
+
+
+def upsert(documents: Sequence[IndexedDocument]) -> None:
+    with connection.cursor() as cursor:
+        for doc in documents:
+            title, meta, body = doc.parts()
+            cursor.execute(f"SELECT id FROM {DOCS} WHERE doc_id = %s", [doc.doc_id])
+            row = cursor.fetchone()
+            if row is None:
+                cursor.execute(
+                    f"INSERT INTO {DOCS} (doc_id, folder_id, path, title, modified)"
+                    " VALUES (%s, %s, %s, %s, %s)",
+                    [doc.doc_id, doc.folder_id, doc.path, title, doc.modified],
+                )
+                rowid = cursor.lastrowid
+                cursor.execute(
+                    f"INSERT INTO {FTS} (rowid, title, meta, body) VALUES (%s, %s, %s, %s)",
+                    [rowid, title, meta, body],
+                )
+            else:
+                rowid = row[0]
+                cursor.execute(
+                    f"UPDATE {DOCS} SET folder_id = %s, path = %s, title = %s, modified = %s WHERE id = %s",
+                    [doc.folder_id, doc.path, title, doc.modified, rowid],
+                )
+                cursor.execute(
+                    f"UPDATE {FTS} SET title = %s, meta = %s, body = %s WHERE rowid = %s",
+                    [title, meta, body, rowid],
+                )
+
+
+def remove(doc_ids: Sequence[str]) -> None:
+    with connection.cursor() as cursor:
+        for start in range(0, len(doc_ids), CHUNK):
+            chunk = list(doc_ids[start : start + CHUNK])
+            marks = ", ".join(["%s"] * len(chunk))
+            cursor.execute(
+                f"DELETE FROM {FTS} WHERE rowid IN (SELECT id FROM {DOCS} WHERE doc_id IN ({marks}))", chunk
+            )
+            cursor.execute(f"DELETE FROM {DOCS} WHERE doc_id IN ({marks})", chunk)
+
+
+def clear() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {FTS}")
+        cursor.execute(f"DELETE FROM {DOCS}")
+
+
+def indexed(folder_id: int | None) -> dict[str, IndexedEntry]:
+    sql = f"SELECT doc_id, folder_id, path, modified FROM {DOCS}"
+    params: list[Any] = []
+    if folder_id is not None:
+        sql += " WHERE folder_id = %s"
+        params.append(folder_id)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {
+            doc_id: IndexedEntry(folder_id=fid, path=path, modified=modified)
+            for doc_id, fid, path, modified in cursor.fetchall()
+        }
+
+
+def query(
+    parsed: ParsedQuery, *, folder_ids: list[int] | None, path_prefix: str | None, limit: int
+) -> list[Hit]:
+    expression = fts5_expression(parsed)
+    where = [f"{FTS} MATCH %s"]
+    params: list[Any] = [TITLE_WEIGHT, META_WEIGHT, BODY_WEIGHT, expression]
+    if folder_ids is not None:
+        where.append(f"d.folder_id IN ({', '.join(['%s'] * len(folder_ids))})")
+        params.extend(folder_ids)
+    if path_prefix:
+        where.append("substr(d.path, 1, %s) = %s")
+        params.extend([len(path_prefix), path_prefix])
+    params.append(limit)
+    # Rank first and make snippets only for the winners: snippet() costs far more than bm25().
+    ranking = f"""
+        SELECT {FTS}.rowid, s.doc_id, d.path, f.name, s.title, bm25({FTS}, %s, %s, %s) AS score
+        FROM {FTS}
+        JOIN {DOCS} s ON s.id = {FTS}.rowid
+        JOIN lensrelay_document d ON d.doc_id = s.doc_id
+        JOIN lensrelay_folder f ON f.id = d.folder_id
+        WHERE {" AND ".join(where)}
+        ORDER BY score, f.name, d.path
+        LIMIT %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(ranking, params)
+        ranked = cursor.fetchall()
+        if not ranked:
+            return []
+        rowids = [row[0] for row in ranked]
+        cursor.execute(
+            f"SELECT rowid, snippet({FTS}, {BODY_COLUMN}, %s, %s, '…', %s) FROM {FTS} "
+            f"WHERE {FTS} MATCH %s AND rowid IN ({', '.join(['%s'] * len(rowids))})",
+            [HIGHLIGHT_START, HIGHLIGHT_STOP, SNIPPET_WORDS, expression, *rowids],
+        )
+        snippets = dict(cursor.fetchall())
+    return [
+        Hit(
+            doc_id=doc_id,
+            path=path,
+            folder=folder,
+            title=title,
+            snippet=finish_snippet(snippets.get(rowid) or ""),
+            score=-score,
+        )
+        for rowid, doc_id, path, folder, title, score in ranked
+    ]

@@ -1,0 +1,160 @@
+"""Services for MCP sessions and read marks. Both live in the database, so any worker can answer any request.
+
+A session is what `initialize` starts in the handshake protocol era; it idles out after
+`LENSRELAY_MCP_SESSION_IDLE_SECONDS` without a request and ends at once on `DELETE /mcp`. A read mark
+records that a caller read a document, for read-before-edit; its key is the session id, or in the stateless
+era `token:{token id}:client:{client name}` (see `stateless_session_key`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from datetime import datetime, timedelta
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from mcp_tools.models import McpSession, ReadMark
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# Writing last_seen_at on every request would turn every read into a write; expiry is coarse anyway.
+LAST_SEEN_RESOLUTION = timedelta(seconds=30)
+PURGE_EVERY_SECONDS = 600.0
+_last_purge = 0.0
+
+
+def idle_timeout() -> timedelta:
+    return timedelta(seconds=float(settings.LENSRELAY_MCP_SESSION_IDLE_SECONDS))
+
+
+def new_session_id() -> str:
+    # Visible ASCII only (the spec's rule for Mcp-Session-Id), and unguessable.
+    return secrets.token_hex(24)
+
+
+def stateless_session_key(*, token_id: int | None, client_name: str) -> str:
+    """The read-mark key for the stateless era, where there is no session: one per token and client."""
+    return f"token:{token_id if token_id is not None else 'anonymous'}:client:{client_name}"
+
+
+def session_is_active(session: McpSession, *, now: datetime | None = None) -> bool:
+    now = now or timezone.now()
+    return session.ended_at is None and now - session.last_seen_at <= idle_timeout()
+
+
+async def asession_create(
+    *,
+    token_id: int | None,
+    protocol_version: str,
+    client_info: dict[str, Any],
+    client_capabilities: dict[str, Any],
+) -> McpSession:
+    await _apurge_now_and_then()
+    now = timezone.now()
+    return await McpSession.objects.acreate(
+        id=new_session_id(),
+        token_id=token_id,
+        protocol_version=protocol_version,
+        client_name=str(client_info.get("name", ""))[:200],
+        client_version=str(client_info.get("version", ""))[:100],
+        client_info=client_info,
+        client_capabilities=client_capabilities,
+        created_at=now,
+        last_seen_at=now,
+    )
+
+
+async def asession_get(*, session_id: str, token_id: int | None) -> McpSession | None:
+    """The active session with this id opened by this token, or None (unknown, ended, idle, other token).
+
+    Marks it as seen, so an active session does not idle out.
+    """
+    session = await McpSession.objects.filter(id=session_id).afirst()
+    if session is None or session.token_id != token_id:
+        return None
+    now = timezone.now()
+    if not session_is_active(session, now=now):
+        return None
+    if now - session.last_seen_at > LAST_SEEN_RESOLUTION:
+        session.last_seen_at = now
+        await McpSession.objects.filter(pk=session.pk).aupdate(last_seen_at=now)
+    return session
+
+
+async def asession_end(*, session_id: str) -> bool:
+    """End the session; False if it was unknown or already ended."""
+    ended = await McpSession.objects.filter(id=session_id, ended_at__isnull=True).aupdate(
+        ended_at=timezone.now()
+    )
+    return ended > 0
+
+
+async def asession_set_log_level(*, session_id: str, level: str) -> None:
+    if level not in LOG_LEVELS:
+        raise ValueError(f"Unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}.")
+    await McpSession.objects.filter(id=session_id).aupdate(log_level=level)
+
+
+async def asession_set_subscribed(*, session_id: str, uri: str, subscribed: bool) -> list[str]:
+    """Add or remove `uri` from the session's resource subscriptions; returns the new list."""
+    session = await McpSession.objects.aget(id=session_id)
+    uris = [u for u in session.subscriptions if u != uri]
+    if subscribed:
+        uris.append(uri)
+    await McpSession.objects.filter(id=session_id).aupdate(subscriptions=uris)
+    return uris
+
+
+# ---------------------------------------------------------------------------------------- read marks
+
+
+def record_read(*, session_key: str, doc_id: str) -> None:
+    """Remember that the caller behind `session_key` has read `doc_id` now."""
+    ReadMark.objects.update_or_create(
+        session_key=session_key, doc_id=doc_id, defaults={"read_at": timezone.now()}
+    )
+
+
+def has_read(*, session_key: str, doc_id: str) -> bool:
+    return last_read_at(session_key=session_key, doc_id=doc_id) is not None
+
+
+def last_read_at(*, session_key: str, doc_id: str) -> datetime | None:
+    """When the caller last read the document (None if never, or if the mark has expired)."""
+    read_at = (
+        ReadMark.objects.filter(session_key=session_key, doc_id=doc_id)
+        .values_list("read_at", flat=True)
+        .first()
+    )
+    if read_at is None or timezone.now() - read_at > idle_timeout():
+        return None
+    return read_at
+
+
+arecord_read = sync_to_async(record_read)
+ahas_read = sync_to_async(has_read)
+alast_read_at = sync_to_async(last_read_at)
+
+
+# ---------------------------------------------------------------------------------------- housekeeping
+
+
+def purge_stale(*, now: datetime | None = None) -> int:
+    """Delete ended and idle sessions and expired read marks; returns how many rows went."""
+    now = now or timezone.now()
+    cutoff = now - idle_timeout()
+    sessions, _ = McpSession.objects.filter(Q(ended_at__isnull=False) | Q(last_seen_at__lt=cutoff)).delete()
+    marks, _ = ReadMark.objects.filter(read_at__lt=cutoff).delete()
+    return sessions + marks
+
+
+async def _apurge_now_and_then() -> None:
+    global _last_purge
+    if time.monotonic() - _last_purge < PURGE_EVERY_SECONDS and _last_purge:
+        return
+    _last_purge = time.monotonic()
+    await sync_to_async(purge_stale)()

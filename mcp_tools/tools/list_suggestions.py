@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from django.utils import timezone
+from pydantic import Field
+
+from mcp_tools.kb import open_kb
+from mcp_tools.registry import ToolArgs, ToolContext, tool
+from suggestions.selectors import age, suggestions_of_token
+
+
+class ListSuggestionsArgs(ToolArgs):
+    path: str | None = Field(default=None, description="Only suggestions on this document or folder path")
+    status: Literal["pending", "accepted", "rejected", "superseded", "stale"] | None = Field(
+        default=None, description="Only suggestions with this status"
+    )
+    limit: int = Field(default=50, ge=1, le=500, description="Most recent first; at most this many")
+
+
+@tool(
+    name="list_suggestions",
+    title="What became of my suggestions",
+    description=(
+        "Lists the suggestions this token proposed and what became of them: pending, accepted, rejected "
+        "(with the reviewer's note), stale (its markup was edited away) or superseded by a later one."
+    ),
+    args=ListSuggestionsArgs,
+)
+async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
+    kb = await open_kb()
+    rows = await kb.store.db(
+        suggestions_of_token,
+        token_id=ctx.access.token_id,
+        path=args.path,
+        status=args.status,
+        limit=args.limit,
+    )
+    if not rows:
+        return "No suggestions found."
+    now_ms = timezone.now().timestamp() * 1000
+    lines = [f"{len(rows)} suggestion(s), most recent first:"]
+    for row in rows:
+        target = f"{row.path} -> {row.new_path}" if row.new_path else row.path
+        when = age(row.created.timestamp() * 1000, now_ms=now_ms)
+        line = f"- {row.uid} {row.status.upper()} {row.kind} {target} ({when})"
+        if row.decided_by is not None:
+            line += f", decided by {row.decided_by.get_username()}"
+        if row.note:
+            line += f"\n  Reviewer's note: {row.note}"
+        if row.kind == "edit" and (row.old_text or row.new_text):
+            line += f"\n  {{--{row.old_text[:80]}--}}{{++{row.new_text[:80]}++}}"
+        lines.append(line)
+    return "\n".join(lines)

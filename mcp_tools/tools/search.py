@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from lensrelay.search.index import Hit, SearchUnavailable, search_query
+from lensrelay.search.maintain import search_ready
+from lensrelay.search.query import MAX_QUERY_CHARS, QueryError, parse_query
+from mcp_tools.kb import KnowledgeBase, open_kb
+from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+class SearchArgs(ToolArgs):
+    query: str = Field(
+        description=(
+            'Words to look for. All words must match; use "exact phrase", prefix* , a OR b, and -word to '
+            "exclude."
+        )
+    )
+    path: str | None = Field(
+        default=None,
+        description="Folder or sub-folder to search in (e.g. 'Lens', 'Lens/Notes'). Defaults to all folders.",
+    )
+    limit: int = Field(
+        default=DEFAULT_LIMIT,
+        ge=1,
+        le=MAX_LIMIT,
+        description=f"Most results to return (default {DEFAULT_LIMIT})",
+    )
+
+
+@tool(
+    name="search",
+    title="Full-text search",
+    description=(
+        "Ranked full-text search over the knowledge base. Finds documents containing the words (any "
+        "language, accents ignored where the database supports it), best matches first, with title "
+        'matches ranked highest. Supports "exact phrases", prefix*, OR and -excluded words. Each result '
+        "shows the document's path and a snippet with the matches in **bold**. Use grep for regular "
+        "expressions or exact line numbers."
+    ),
+    args=SearchArgs,
+)
+async def search(ctx: ToolContext, args: SearchArgs) -> str:
+    if not args.query.strip():
+        raise ToolError('Error: The search query is empty. Give words to look for, e.g. "photosynthesis".')
+    if len(args.query) > MAX_QUERY_CHARS:
+        raise ToolError(f"Error: The search query is too long (at most {MAX_QUERY_CHARS} characters).")
+    try:
+        parsed = parse_query(args.query)
+    except QueryError as exc:
+        raise ToolError(f"Error: {exc}") from exc
+    kb = await open_kb()
+    folder_ids, prefix = _scope(ctx, kb, args.path)
+    await search_ready(kb.store)
+    try:
+        hits = await kb.store.db(
+            search_query, query=parsed, folder_ids=folder_ids, path_prefix=prefix, limit=args.limit
+        )
+    except SearchUnavailable as exc:
+        raise ToolError(f"Error: {exc}. Use grep instead.") from exc
+    if not hits:
+        where = f" in {args.path.strip('/')}" if args.path else ""
+        return f'No results for "{args.query}"{where}.'
+    return _render(hits)
+
+
+def _scope(ctx: ToolContext, kb: KnowledgeBase, path: str | None) -> tuple[frozenset[int] | None, str | None]:
+    """The folders to search and the folder-relative path prefix within them.
+
+    Folders outside the caller's access are reported exactly like folders that do not exist.
+    """
+    if not path or not path.strip("/"):
+        return ctx.access.folder_ids, None
+    folder_name, _, rest = path.strip("/").partition("/")
+    folder_id = next((fid for fid, name in kb.index.visible_folders(ctx.access) if name == folder_name), None)
+    if folder_id is None:
+        raise ToolError(f"Error: Folder not found: {path}")
+    if not rest:
+        return frozenset({folder_id}), None
+    document = kb.index.resolve(ctx.access, path) if not path.endswith("/") else None
+    if document is not None:
+        return frozenset({folder_id}), document.path
+    return frozenset({folder_id}), f"/{rest}/"
+
+
+def _render(hits: list[Hit]) -> str:
+    lines = [f"{len(hits)} results:"]
+    for hit in hits:
+        lines += ["", f"## {hit.title} ({hit.user_path})"]
+        if hit.snippet:
+            lines.append(hit.snippet)
+    return "\n".join(lines)

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from lensrelay.vaultpath import InvalidPath, split_user_path, validate_relative_path, with_md_suffix
+from mcp_tools.kb import open_kb
+from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read
+from suggestions.services import SuggestionError, suggestion_propose_create, suggestion_propose_edits
+
+
+class WriteArgs(ToolArgs):
+    file_path: str = Field(
+        description="Path of the document to create or overwrite (e.g. 'Lens/New Note.md')"
+    )
+    content: str = Field(description="The complete content of the document")
+    comment: str | None = Field(default=None, description=COMMENT_DESCRIPTION)
+
+
+@tool(
+    name="write",
+    title="Suggest a new or rewritten document",
+    description=(
+        "Writes a document as a suggestion. A new path creates the document with its content as one "
+        "{++addition++} for review; an existing document (read it first) gets word-level suggestion hunks "
+        "turning its current text into the given content."
+    ),
+    args=WriteArgs,
+    read_only=False,
+    idempotent=False,
+)
+async def write(ctx: ToolContext, args: WriteArgs) -> str:
+    if not ctx.access.can_suggest:
+        raise ToolError("This token is read-only (role view): it cannot propose changes.")
+    kb = await open_kb()
+    entry = kb.index.resolve(ctx.access, args.file_path)
+    try:
+        if entry is not None:
+            await require_read(ctx, entry, args.file_path)
+            outcome = await suggestion_propose_edits(
+                store=kb.store,
+                entry=entry,
+                proposer=proposer(ctx),
+                tool="write",
+                comment=args.comment,
+                replacement=args.content,
+            )
+            assert outcome.suggestion is not None
+            return (
+                f"Suggested changes to {entry.user_path} as {len(outcome.suggestion.hunks)} CriticMarkup "
+                f"hunk(s) for human review (suggestion {outcome.suggestion.uid}, pending)."
+            )
+        folder_id, relative = _new_location(ctx, kb, args.file_path)
+        suggestion = await suggestion_propose_create(
+            store=kb.store,
+            folder_id=folder_id,
+            relative_path=relative,
+            content=args.content,
+            proposer=proposer(ctx),
+            comment=args.comment,
+        )
+    except SuggestionError as exc:
+        raise ToolError(str(exc)) from exc
+    except FileExistsError as exc:
+        raise ToolError(f"Error: {exc}") from exc
+    return (
+        f"Created {suggestion.path} with its content as a suggestion for human review "
+        f"(suggestion {suggestion.uid}, pending)."
+    )
+
+
+def _new_location(ctx: ToolContext, kb: object, file_path: str) -> tuple[int, str]:
+    from mcp_tools.kb import KnowledgeBase
+
+    assert isinstance(kb, KnowledgeBase)
+    try:
+        folder_name, relative = split_user_path(with_md_suffix(file_path))
+        validate_relative_path(relative)
+    except InvalidPath as exc:
+        raise ToolError(f"Error: invalid path {file_path!r}: {exc}") from exc
+    for folder_id, name in kb.index.visible_folders(ctx.access):
+        if name == folder_name:
+            if kb.index.exists(f"{folder_name}{relative}"):
+                raise ToolError(f"Error: {folder_name}{relative} already exists.")
+            return folder_id, relative
+    raise ToolError(
+        f"Error: Folder not found: {folder_name}. Call info to list the folders you can write to."
+    )

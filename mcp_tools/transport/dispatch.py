@@ -1,0 +1,238 @@
+"""Answering MCP methods, the same way in both protocol eras except where the eras differ.
+
+`run_request` validates a request's params against the `mcp-types` schema of its protocol version, calls
+the method's handler and wraps the outcome as a JSON-RPC response. Protocol faults are JSON-RPC errors;
+tool failures (unknown tool, bad arguments, a tool that raised) are results with `isError: true`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp_types import SERVER_INFO_META_KEY
+from mcp_types import methods as wire
+from pydantic import ValidationError
+
+from mcp_tools import prompts, resources, sessions
+from mcp_tools.registry import Tool, ToolError
+from mcp_tools.transport import catalog
+from mcp_tools.transport.context import CallScope
+from mcp_tools.transport.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    Request,
+    RpcError,
+    error_response,
+    result_response,
+    short_validation_message,
+)
+from mcp_tools.transport.versions import INSTRUCTIONS, SUPPORTED_VERSIONS, server_info
+
+logger = logging.getLogger("mcp_tools")
+
+Handler = Callable[[CallScope, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+# ttlMs for the stateless era's cacheable results: lists that change with a deployment, documents that
+# change any second.
+CACHE_TTL_MS = {
+    "server/discover": 60_000,
+    "tools/list": 60_000,
+    "prompts/list": 60_000,
+    "resources/templates/list": 60_000,
+    "resources/list": 0,
+    "resources/read": 0,
+}
+
+
+def server_capabilities(*, stateless: bool) -> dict[str, Any]:
+    resources_capability: dict[str, Any] = {"listChanged": False}
+    if not stateless and catalog.fixtures_enabled():
+        # Subscriptions are bookkept per session; only the conformance fixtures ask for them so far.
+        resources_capability["subscribe"] = True
+    capabilities: dict[str, Any] = {
+        "tools": {"listChanged": False},
+        "resources": resources_capability,
+        "logging": {},
+    }
+    if prompts.offered_prompts():
+        capabilities["prompts"] = {"listChanged": False}
+        capabilities["completions"] = {}
+    return capabilities
+
+
+# ------------------------------------------------------------------------------------------- handlers
+
+
+async def ping(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+async def set_log_level(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    assert scope.session is not None
+    level = params["level"]
+    await sessions.asession_set_log_level(session_id=scope.session.id, level=level)
+    scope.session.log_level = level
+    return {}
+
+
+async def discover(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "supportedVersions": list(SUPPORTED_VERSIONS),
+        "capabilities": server_capabilities(stateless=True),
+        "instructions": INSTRUCTIONS,
+    }
+
+
+async def list_tools(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    # Every tool fits on one page; a cursor from another server generation is simply ignored.
+    return {"tools": [tool.definition() for tool in catalog.tools_for(scope.access)]}
+
+
+def tool_failure(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+async def call_tool(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    name = params["name"]
+    arguments = params.get("arguments") or {}
+    tool = catalog.find_tool(name)
+    if tool is None:
+        names = ", ".join(t.name for t in catalog.tools_for(scope.access)) or "none"
+        return tool_failure(f"Unknown tool: {name}. Available tools: {names}.")
+    if not tool.available_to(scope.access):
+        return tool_failure(
+            f"Tool {name} proposes changes, which this token (role {scope.access.role}) may not do. "
+            "Ask for a token with the suggest or edit role."
+        )
+    try:
+        if isinstance(tool, Tool):
+            parsed = tool.parse(arguments)
+            text = await tool.handler(scope.tool_context(), parsed)
+            return {"content": [{"type": "text", "text": text}], "isError": False}
+        return await tool.handler(scope, arguments)
+    except ToolError as exc:
+        return tool_failure(str(exc))
+    except Exception:
+        logger.exception("MCP tool %s failed", name)
+        return tool_failure(f"Internal error while running {name}; the server log has the details.")
+
+
+async def list_resources(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return await resources.list_resources(scope.tool_context(), params.get("cursor"))
+    except resources.InvalidCursor as exc:
+        raise RpcError(INVALID_PARAMS, str(exc)) from exc
+
+
+async def read_resource(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    uri = params["uri"]
+    try:
+        return await resources.read_resource(scope.tool_context(), uri)
+    except resources.ResourceNotFound as exc:
+        # -32002 was retired in 2026-07-28, where a missing resource is plain invalid params.
+        code = INVALID_PARAMS if scope.era == "stateless" else RESOURCE_NOT_FOUND
+        raise RpcError(code, str(exc), {"uri": uri}) from exc
+
+
+async def list_resource_templates(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    return resources.list_templates()
+
+
+async def subscribe(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    assert scope.session is not None
+    await sessions.asession_set_subscribed(session_id=scope.session.id, uri=params["uri"], subscribed=True)
+    return {}
+
+
+async def unsubscribe(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    assert scope.session is not None
+    await sessions.asession_set_subscribed(session_id=scope.session.id, uri=params["uri"], subscribed=False)
+    return {}
+
+
+async def list_prompts(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    return prompts.list_prompts()
+
+
+async def get_prompt(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return await prompts.get_prompt(params["name"], params.get("arguments"))
+    except prompts.PromptError as exc:
+        raise RpcError(INVALID_PARAMS, str(exc)) from exc
+
+
+async def complete(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    return await prompts.complete(params["ref"], params["argument"])
+
+
+SHARED_METHODS: dict[str, Handler] = {
+    "tools/list": list_tools,
+    "tools/call": call_tool,
+    "resources/list": list_resources,
+    "resources/read": read_resource,
+    "resources/templates/list": list_resource_templates,
+    "prompts/list": list_prompts,
+    "prompts/get": get_prompt,
+    "completion/complete": complete,
+}
+# `initialize` is the handshake module's: it creates the session.
+HANDSHAKE_METHODS: dict[str, Handler] = {
+    **SHARED_METHODS,
+    "ping": ping,
+    "logging/setLevel": set_log_level,
+    "resources/subscribe": subscribe,
+    "resources/unsubscribe": unsubscribe,
+}
+STATELESS_METHODS: dict[str, Handler] = {**SHARED_METHODS, "server/discover": discover}
+
+
+# ------------------------------------------------------------------------------------------- running
+
+
+def validate_params(method: str, version: str, params: dict[str, Any] | None) -> None:
+    try:
+        wire.validate_client_request(method, version, params)
+    except KeyError as exc:
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method} (protocol {version}).") from exc
+    except ValidationError as exc:
+        raise RpcError(
+            INVALID_PARAMS, f"Invalid params for {method}: {short_validation_message(exc)}"
+        ) from exc
+
+
+def stateless_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """Add what every 2026-07-28 result carries: `resultType`, cache hints, the server's identity."""
+    shaped = {"resultType": "complete", **result}
+    if method in CACHE_TTL_MS:
+        shaped.setdefault("ttlMs", CACHE_TTL_MS[method])
+        # Results depend on the caller's token, so shared caches must not reuse them.
+        shaped.setdefault("cacheScope", "private")
+    meta = dict(shaped.get("_meta") or {})
+    meta.setdefault(SERVER_INFO_META_KEY, server_info())
+    shaped["_meta"] = meta
+    return shaped
+
+
+async def run_request(scope: CallScope, request: Request) -> dict[str, Any]:
+    """The JSON-RPC response message for `request`; never raises (except on cancellation)."""
+    table = STATELESS_METHODS if scope.era == "stateless" else HANDSHAKE_METHODS
+    try:
+        handler = table.get(request.method)
+        if handler is None:
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+        validate_params(request.method, scope.protocol_version, request.params)
+        result = await handler(scope, dict(request.params or {}))
+        if scope.era == "stateless":
+            result = stateless_result(request.method, result)
+        return result_response(request.id, result)
+    except RpcError as exc:
+        return error_response(request.id, exc)
+    except Exception:
+        logger.exception("MCP method %s failed", request.method)
+        return error_response(
+            request.id, RpcError(INTERNAL_ERROR, "Internal error; the server log has details.")
+        )

@@ -1,0 +1,236 @@
+"""The handshake protocol era (2025-03-26, 2025-06-18, 2025-11-25) over streamable HTTP.
+
+`initialize` opens a session whose id comes back in `Mcp-Session-Id`; every later POST and the DELETE
+that ends it must carry that id (400 without it, 404 once it is unknown, ended, idle or another token's).
+Notifications and replies are acknowledged with 202. JSON-RPC batches are accepted in 2025-03-26 sessions
+only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from django.http import HttpRequest, HttpResponseBase
+
+from lensrelay.auth import Access
+from mcp_tools import sessions
+from mcp_tools.models import McpSession
+from mcp_tools.transport import dispatch, outbound
+from mcp_tools.transport.context import CallScope
+from mcp_tools.transport.exchange import Outbox, answer, sse_event, sse_response
+from mcp_tools.transport.headers import SESSION_ID, Accepts, empty_response, json_response
+from mcp_tools.transport.jsonrpc import (
+    INVALID_REQUEST,
+    Invalid,
+    Message,
+    Notification,
+    Reply,
+    Request,
+    RequestId,
+    RpcError,
+    classify,
+    error_response,
+    result_response,
+)
+from mcp_tools.transport.versions import (
+    BATCH_VERSIONS,
+    INSTRUCTIONS,
+    LATEST_HANDSHAKE_VERSION,
+    negotiate,
+    server_info,
+)
+
+# Not a JSON-RPC standard code; the value the MCP SDKs use for a request the client cancelled.
+REQUEST_CANCELLED = -32800
+
+# Requests running in this process, so `notifications/cancelled` can stop them.
+_IN_FLIGHT: dict[tuple[str, RequestId], asyncio.Future[dict[str, Any]]] = {}
+
+
+async def post(request: HttpRequest, *, access: Access, accepts: Accepts, body: Any) -> HttpResponseBase:
+    if isinstance(body, list):
+        return await _batch(request, access=access, accepts=accepts, items=body)
+    message = classify(body)
+    if isinstance(message, Request) and message.method == "initialize":
+        return await _initialize(access=access, accepts=accepts, request=message)
+    if isinstance(message, Invalid):
+        return _fault(RpcError(INVALID_REQUEST, message.reason), request_id=message.id)
+    session = await _session(request, access=access, message=message)
+    if not isinstance(session, McpSession):
+        return session
+    if isinstance(message, Request):
+        return await _answer_request(session=session, access=access, accepts=accepts, request=message)
+    await _absorb(session, message)
+    return empty_response(202, session_id=session.id)
+
+
+async def delete(request: HttpRequest, *, access: Access) -> HttpResponseBase:
+    session = await _session(request, access=access, message=None)
+    if not isinstance(session, McpSession):
+        return session
+    await sessions.asession_end(session_id=session.id)
+    return empty_response(200)
+
+
+# ------------------------------------------------------------------------------------------- pieces
+
+
+def _fault(error: RpcError, *, status: int = 400, request_id: RequestId | None = None) -> HttpResponseBase:
+    return json_response(error_response(request_id, error), status=status)
+
+
+async def _session(
+    request: HttpRequest, *, access: Access, message: Message | None
+) -> McpSession | HttpResponseBase:
+    request_id = message.id if isinstance(message, Request) else None
+    session_id = request.headers.get(SESSION_ID, "").strip()
+    if not session_id:
+        return _fault(
+            RpcError(
+                INVALID_REQUEST, f"Bad Request: the {SESSION_ID} header is missing; send initialize first."
+            ),
+            request_id=request_id,
+        )
+    session = await sessions.asession_get(session_id=session_id, token_id=access.token_id)
+    if session is None:
+        return _fault(
+            RpcError(
+                INVALID_REQUEST, "Session not found: it ended or expired. Send initialize to start a new one."
+            ),
+            status=404,
+            request_id=request_id,
+        )
+    return session
+
+
+async def _initialize(*, access: Access, accepts: Accepts, request: Request) -> HttpResponseBase:
+    params = request.params or {}
+    try:
+        dispatch.validate_params("initialize", LATEST_HANDSHAKE_VERSION, params)
+    except RpcError as exc:
+        return _single(error_response(request.id, exc), accepts=accepts, session_id=None)
+    version = negotiate(params.get("protocolVersion"))
+    session = await sessions.asession_create(
+        token_id=access.token_id,
+        protocol_version=version,
+        client_info=dict(params.get("clientInfo") or {}),
+        client_capabilities=dict(params.get("capabilities") or {}),
+    )
+    result = {
+        "protocolVersion": version,
+        "capabilities": dispatch.server_capabilities(stateless=False),
+        "serverInfo": server_info(),
+        "instructions": INSTRUCTIONS,
+    }
+    return _single(result_response(request.id, result), accepts=accepts, session_id=session.id)
+
+
+def _single(
+    message: dict[str, Any] | list[dict[str, Any]], *, accepts: Accepts, session_id: str | None
+) -> HttpResponseBase:
+    if accepts.json:
+        return json_response(message, session_id=session_id)
+    messages = message if isinstance(message, list) else [message]
+
+    async def events() -> Any:
+        for item in messages:
+            yield sse_event(item)
+
+    return sse_response(events(), session_id=session_id)
+
+
+def _scope(session: McpSession, *, access: Access, request: Request, outbox: Outbox) -> CallScope:
+    meta = (request.params or {}).get("_meta")
+    progress_token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return CallScope(
+        era="handshake",
+        protocol_version=session.protocol_version,
+        access=access,
+        request_id=request.id,
+        outbox=outbox,
+        session=session,
+        client_info=dict(session.client_info or {}),
+        client_capabilities=dict(session.client_capabilities or {}),
+        log_level=session.log_level or None,
+        progress_token=progress_token if isinstance(progress_token, str | int) else None,
+    )
+
+
+async def _cancellable(session: McpSession, request: Request, scope: CallScope) -> dict[str, Any]:
+    key = (session.id, request.id)
+    inner = asyncio.ensure_future(dispatch.run_request(scope, request))
+    _IN_FLIGHT[key] = inner
+    try:
+        return await inner
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # the client went away: nobody is left to answer
+        return error_response(request.id, RpcError(REQUEST_CANCELLED, "Request cancelled by the client."))
+    finally:
+        if _IN_FLIGHT.get(key) is inner:
+            del _IN_FLIGHT[key]
+
+
+async def _answer_request(
+    *, session: McpSession, access: Access, accepts: Accepts, request: Request
+) -> HttpResponseBase:
+    outbox = Outbox(streaming=accepts.sse)
+    scope = _scope(session, access=access, request=request, outbox=outbox)
+    return await answer(
+        _cancellable(session, request, scope),
+        outbox=outbox,
+        accepts=accepts,
+        status_of=lambda _message: 200,
+        session_id=session.id,
+    )
+
+
+async def _absorb(session: McpSession, message: Notification | Reply) -> None:
+    """Act on a posted notification or reply (nothing to answer)."""
+    if isinstance(message, Reply):
+        await outbound.deliver_reply(request_id=message.id, session_id=session.id, message=message.body)
+        return
+    if message.method == "notifications/cancelled":
+        request_id = (message.params or {}).get("requestId")
+        if isinstance(request_id, str | int):
+            task = _IN_FLIGHT.get((session.id, request_id))
+            if task is not None:
+                task.cancel()
+
+
+async def _batch(
+    request: HttpRequest, *, access: Access, accepts: Accepts, items: list[Any]
+) -> HttpResponseBase:
+    if not items:
+        return _fault(RpcError(INVALID_REQUEST, "An empty batch is not a valid JSON-RPC request."))
+    session = await _session(request, access=access, message=None)
+    if not isinstance(session, McpSession):
+        return session
+    if session.protocol_version not in BATCH_VERSIONS:
+        return _fault(
+            RpcError(
+                INVALID_REQUEST,
+                f"Batches are not supported in protocol {session.protocol_version} (only in 2025-03-26);"
+                " send one message per request.",
+            )
+        )
+    replies: list[dict[str, Any]] = []
+    for item in items:
+        message = classify(item)
+        if isinstance(message, Invalid):
+            replies.append(error_response(message.id, RpcError(INVALID_REQUEST, message.reason)))
+        elif isinstance(message, Request) and message.method == "initialize":
+            replies.append(
+                error_response(message.id, RpcError(INVALID_REQUEST, "initialize cannot be batched."))
+            )
+        elif isinstance(message, Request):
+            # One response per request and no stream to interleave notifications into.
+            scope = _scope(session, access=access, request=message, outbox=Outbox(streaming=False))
+            replies.append(await _cancellable(session, message, scope))
+        else:
+            await _absorb(session, message)
+    if not replies:
+        return empty_response(202, session_id=session.id)
+    return _single(replies, accepts=accepts, session_id=session.id)

@@ -1,0 +1,45 @@
+"""Protocol versions this server speaks, and what the server says about itself."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any
+
+# Reached through `initialize` and a session.
+HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+# Stateless: every request carries its version and client details in `_meta`.
+MODERN_VERSIONS = ("2026-07-28",)
+SUPPORTED_VERSIONS = (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS)
+LATEST_HANDSHAKE_VERSION = HANDSHAKE_VERSIONS[-1]
+# What a handshake-era request without an MCP-Protocol-Version header is taken to speak.
+DEFAULT_HEADERLESS_VERSION = "2025-03-26"
+# JSON-RPC batches were dropped after 2025-03-26.
+BATCH_VERSIONS = frozenset({"2025-03-26"})
+# Elicitation arrived in 2025-06-18.
+ELICITATION_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
+
+SERVER_NAME = "lens-relay"
+SERVER_TITLE = "Lens Relay"
+INSTRUCTIONS = (
+    "Lens Relay serves a shared Markdown knowledge base (Obsidian-style vaults). Paths look like "
+    "`Folder/sub/Note.md`. Find documents with glob, grep and search, and read them with read (cat -n "
+    "numbering); every change you propose becomes a suggestion that a human editor accepts or rejects."
+)
+
+
+def server_version() -> str:
+    try:
+        return metadata.version("lens-relay")
+    except metadata.PackageNotFoundError:
+        return "0.1.0"
+
+
+def server_info() -> dict[str, Any]:
+    return {"name": SERVER_NAME, "title": SERVER_TITLE, "version": server_version()}
+
+
+def negotiate(requested: Any) -> str:
+    """The handshake answer: the client's version when we speak it, else our latest."""
+    if isinstance(requested, str) and requested in HANDSHAKE_VERSIONS:
+        return requested
+    return LATEST_HANDSHAKE_VERSION

@@ -1,0 +1,35 @@
+"""What every write tool shares: who proposes, read-before-edit, and turning refusals into tool errors."""
+
+from __future__ import annotations
+
+from lensrelay.paths import DocEntry
+from mcp_tools.kb import KnowledgeBase
+from mcp_tools.registry import ToolContext, ToolError
+from suggestions.services import Proposer
+
+COMMENT_DESCRIPTION = (
+    "Optional note to the reviewer explaining why; added as a {>>comment<<} on the suggestion."
+)
+
+
+def proposer(ctx: ToolContext) -> Proposer:
+    return Proposer(
+        author=ctx.access.name,
+        token_id=ctx.access.token_id,
+        session_id=ctx.session_id or ctx.session_key,
+        client_name=ctx.client_name,
+    )
+
+
+async def require_read(ctx: ToolContext, entry: DocEntry, file_path: str) -> None:
+    if not await ctx.has_read(entry.doc_id):
+        raise ToolError(
+            "You must read this document before editing it. "
+            f'Call the read tool with file_path: "{file_path}" first.'
+        )
+
+
+def writable_entry(ctx: ToolContext, kb: KnowledgeBase, file_path: str) -> DocEntry:
+    if not ctx.access.can_suggest:
+        raise ToolError("This token is read-only (role view): it cannot propose changes.")
+    return kb.resolve(ctx, file_path)

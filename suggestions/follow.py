@@ -1,0 +1,111 @@
+"""Rows follow decisions made inside editors: when a suggestion's markup disappears from its document
+(a person accepted, rejected or deleted it there), the row becomes accepted, rejected or stale."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from django.utils import timezone
+from pycrdt import StickyIndex, Text
+
+from lensrelay.docstore.offsets import char_index
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import DocStore, on_change
+from lensrelay.texts import CONTENTS
+from suggestions.criticmarkup import parse
+from suggestions.models import Suggestion
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 0.3
+
+
+def _pending(doc_id: str) -> list[Suggestion]:
+    return list(
+        Suggestion.objects.filter(
+            doc_id=doc_id,
+            status=Suggestion.Status.PENDING,
+            kind__in=[Suggestion.Kind.EDIT, Suggestion.Kind.CREATE],
+        )
+    )
+
+
+def _settle(decided: list[tuple[int, str]]) -> None:
+    now = timezone.now()
+    for pk, status in decided:
+        Suggestion.objects.filter(pk=pk, status=Suggestion.Status.PENDING).update(
+            status=status, decided_at=now, note="decided in an editor"
+        )
+
+
+def outcome_in_text(room: Room, suggestion: Suggestion) -> str | None:
+    """None while the markup is there; otherwise what the text shows became of it."""
+    ytext = room.doc.get(CONTENTS, type=Text)
+    raw = str(ytext)
+    ids = [m for m in parse(raw) if (m.metadata or {}).get("id") == suggestion.uid]
+    if ids:
+        return None
+    verdicts = set()
+    for hunk in suggestion.hunks:
+        try:
+            start = char_index(raw, StickyIndex.from_json(hunk["start"], ytext).get_index())
+        except (IndexError, KeyError, ValueError, TypeError):
+            return Suggestion.Status.STALE
+        new, old = hunk.get("new", ""), hunk.get("old", "")
+        if new and raw.startswith(new, start):
+            verdicts.add(Suggestion.Status.ACCEPTED)
+        elif old and raw.startswith(old, start):
+            verdicts.add(Suggestion.Status.REJECTED)
+        elif not new and old:
+            verdicts.add(Suggestion.Status.ACCEPTED)  # an accepted deletion leaves nothing behind
+        elif not old and new:
+            verdicts.add(Suggestion.Status.REJECTED)
+        else:
+            verdicts.add(Suggestion.Status.STALE)
+    return verdicts.pop() if len(verdicts) == 1 else Suggestion.Status.STALE
+
+
+class Follower:
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self._dirty: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def schedule(self, doc_id: str) -> None:
+        self._dirty.add(doc_id)
+        if self._task is None or self._task.done():
+            self._task = self.store.spawn(self._run())
+
+    async def _run(self) -> None:
+        await asyncio.sleep(DEBOUNCE_SECONDS)
+        while self._dirty:
+            doc_id = self._dirty.pop()
+            room = self.store.rooms.get(doc_id)
+            if room is None:
+                continue
+            try:
+                pending = await self.store.db(_pending, doc_id)
+                decided = [(s.pk, o) for s in pending if (o := outcome_in_text(room, s)) is not None]
+                if decided:
+                    await self.store.db(_settle, decided)
+            except Exception:
+                logger.exception("could not follow suggestions of %s", doc_id)
+
+
+_followers: dict[int, Follower] = {}
+
+
+def follower_for(store: DocStore) -> Follower:
+    follower = _followers.get(id(store))
+    if follower is None or follower.store is not store:
+        follower = Follower(store)
+        _followers[id(store)] = follower
+    return follower
+
+
+@on_change
+def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
+    if room.kind == "content":
+        follower_for(room.store).schedule(room.doc_id)

@@ -1,0 +1,70 @@
+"""One row per write-tool call: what an assistant proposed, where its markup sits, and what became of it."""
+
+from __future__ import annotations
+
+import uuid
+from typing import ClassVar
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from lensrelay.models import ApiToken, Document, Folder
+
+
+def new_uid() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+class Suggestion(models.Model):
+    class Kind(models.TextChoices):
+        EDIT = "edit", "Edit"
+        CREATE = "create", "Create"
+        MOVE = "move", "Move"
+        DELETE = "delete", "Delete"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        ACCEPTED = "accepted", "Accepted"
+        REJECTED = "rejected", "Rejected"
+        SUPERSEDED = "superseded", "Superseded"
+        STALE = "stale", "Stale"
+
+    uid = models.CharField(max_length=32, unique=True, default=new_uid, editable=False)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.EDIT)
+    folder = models.ForeignKey(Folder, null=True, on_delete=models.SET_NULL, related_name="suggestions")
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL)
+    doc_id = models.CharField(max_length=100, db_index=True)
+    path = models.CharField(max_length=1100, help_text="User-facing path when proposed")
+    new_path = models.CharField(max_length=1100, blank=True, help_text="Target path of a move")
+    token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL)
+    author = models.CharField(max_length=200, help_text="The token's name, as written in the markup")
+    session_id = models.CharField(max_length=200, blank=True)
+    client_name = models.CharField(max_length=200, blank=True)
+    tool = models.CharField(max_length=32)
+    old_text = models.TextField(blank=True)
+    new_text = models.TextField(blank=True)
+    markup = models.TextField(blank=True, help_text="The CriticMarkup written into the document")
+    comment = models.TextField(blank=True)
+    hunks = models.JSONField(
+        default=list, help_text="Each hunk's base and new text and its Yjs sticky start and end positions"
+    )
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.TextField(blank=True, help_text="The reviewer's note, shown to the assistant")
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering: ClassVar = ["-created"]
+        permissions: ClassVar = [("review_suggestion", "Can review (accept or reject) suggestions")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.path} by {self.author} ({self.status})"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == self.Status.PENDING

@@ -1,0 +1,578 @@
+"""Proposing, accepting and rejecting suggestions, through the live document store.
+
+Every change to a document happens on the event loop in one synchronous stretch (read, check, write),
+so nothing can slip in between the check and the write; connected clients see the result at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.db import transaction
+from django.utils import timezone
+from pycrdt import Assoc, StickyIndex, Text
+
+from lensrelay.docstore import folderdoc
+from lensrelay.docstore.offsets import byte_offset, text_delete, text_insert
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import DocStore
+from lensrelay.folders import mirror_folder
+from lensrelay.links.resolve import LinkIndex, LinkTarget
+from lensrelay.links.rewrite import link_edits
+from lensrelay.models import Document
+from lensrelay.paths import DocEntry, path_index
+from lensrelay.texts import CONTENTS, room_text
+from suggestions.accepted_view import AcceptedView, build_accepted_view
+from suggestions.criticmarkup import (
+    Change,
+    Span,
+    accept_edits,
+    contains_delimiters,
+    parse_changes,
+    reject_all,
+    reject_edits,
+    render_addition,
+    render_comment,
+    render_metadata,
+)
+from suggestions.diff import Hunk, suggestion_edits, unified_diff, word_hunks
+from suggestions.models import Suggestion
+
+STALE_GONE = "suggestion no longer found in document"
+STALE_PARTIAL = "part of the suggestion's markup was edited away"
+DELIMITER_REFUSAL = (
+    "{which} contains the CriticMarkup delimiter '{delimiter}'. Write plain text: the system handles "
+    "suggestion wrapping automatically."
+)
+CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+class SuggestionError(Exception):
+    """A refusal the assistant reads; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Proposer:
+    author: str
+    token_id: int | None = None
+    session_id: str = ""
+    client_name: str = ""
+
+
+@dataclass(frozen=True)
+class EditSpec:
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+@dataclass
+class Outcome:
+    suggestion: Suggestion | None
+    occurrences: list[int]
+    replaced_chars: int
+    diff: str
+    view_after: str
+    superseded: list[str] = field(default_factory=list)
+
+
+# -- finding the text to change --------------------------------------------------------------------------
+
+
+def refuse_delimiters(value: str, *, which: str) -> None:
+    delimiter = contains_delimiters(value)
+    if delimiter is not None:
+        raise SuggestionError(DELIMITER_REFUSAL.format(which=which, delimiter=delimiter))
+
+
+def find_occurrences(text: str, needle: str) -> list[int]:
+    """Start indices of `needle` in `text`; curly quotes in either match straight ones."""
+    starts = _all_starts(text, needle)
+    if starts:
+        return starts
+    return _all_starts(text.translate(CURLY), needle.translate(CURLY))
+
+
+def _all_starts(text: str, needle: str) -> list[int]:
+    starts: list[int] = []
+    position = text.find(needle)
+    while position >= 0:
+        starts.append(position)
+        position = text.find(needle, position + len(needle))
+    return starts
+
+
+def apply_edit_specs(text: str, specs: Sequence[EditSpec], *, path: str) -> tuple[str, list[int]]:
+    """Apply edits in sequence to a plain text (the accepted view); any failure raises, naming the edit."""
+    occurrences: list[int] = []
+    for number, spec in enumerate(specs, start=1):
+        prefix = f"Edit {number} of {len(specs)} failed: " if len(specs) > 1 else ""
+        if spec.old_string == spec.new_string:
+            raise SuggestionError(
+                prefix + "No changes to make: old_string and new_string are exactly the same."
+            )
+        if spec.old_string == "":
+            raise SuggestionError(prefix + "old_string must not be empty; use write to create a document.")
+        refuse_delimiters(spec.old_string, which="old_string")
+        refuse_delimiters(spec.new_string, which="new_string")
+        starts = find_occurrences(text, spec.old_string)
+        if not starts:
+            raise SuggestionError(
+                prefix + f"String to replace not found in {path}. Make sure old_string matches the text "
+                "exactly as read shows it (whitespace and line breaks included)."
+            )
+        if len(starts) > 1 and not spec.replace_all:
+            raise SuggestionError(
+                prefix + f"Found {len(starts)} matches of the string to replace, but replace_all is false. "
+                "To replace all occurrences, set replace_all to true. To replace only one occurrence, "
+                "please provide more context to uniquely identify the instance."
+            )
+        pieces: list[str] = []
+        position = 0
+        for start in starts:
+            pieces += [text[position:start], spec.new_string]
+            position = start + len(spec.old_string)
+        pieces.append(text[position:])
+        text = "".join(pieces)
+        occurrences.append(len(starts))
+    return text, occurrences
+
+
+# -- writing markup ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Group:
+    raw_start: int
+    raw_end: int
+    view_start: int
+    view_end: int
+    changes: tuple[Change, ...]
+    hunks: list[Hunk]
+    new_view: str = ""
+
+
+def _groups(view: AcceptedView, new_view_text: str) -> list[_Group]:
+    """Changed regions of the view, each widened over the pending changes it touches; overlaps merged."""
+    groups: list[_Group] = []
+    for hunk in word_hunks(view.text, new_view_text):
+        region = view.covering_region(hunk.start, hunk.end)
+        if groups and region.view_start <= groups[-1].view_end:
+            last = groups[-1]
+            last.view_end = max(last.view_end, region.view_end)
+            last.raw_end = max(last.raw_end, region.raw_end)
+            last.changes = tuple(dict.fromkeys(last.changes + region.changes))
+            last.hunks.append(hunk)
+        else:
+            groups.append(
+                _Group(
+                    region.raw_start,
+                    region.raw_end,
+                    region.view_start,
+                    region.view_end,
+                    region.changes,
+                    [hunk],
+                )
+            )
+    for group in groups:
+        pieces: list[str] = []
+        position = group.view_start
+        for hunk in group.hunks:
+            pieces += [view.text[position : hunk.start], hunk.new]
+            position = hunk.end
+        pieces.append(view.text[position : group.view_end])
+        group.new_view = "".join(pieces)
+    return groups
+
+
+def _write_groups(room: Room, groups: list[_Group], *, meta: str) -> None:
+    """Reject what each group supersedes, then insert the new suggestion's markers: only markers and
+    superseded markup are deleted, so every kept character keeps its Yjs identity."""
+    ytext = room.doc.get(CONTENTS, type=Text)
+    with room.transact():
+        current = str(ytext)
+        for group in sorted(groups, key=lambda g: g.raw_start, reverse=True):
+            region = current[group.raw_start : group.raw_end]
+            spans: list[Span] = []
+            for change in group.changes:
+                spans += reject_edits(current, change)
+            for span in sorted(spans, key=lambda s: s.start, reverse=True):
+                text_delete(ytext, current=current, start=span.start, end=span.end)
+                current = current[: span.start] + current[span.end :]
+            base = reject_all(region) if group.changes else region
+            for edit in suggestion_edits(base, group.new_view, meta=meta):
+                text_insert(ytext, current=current, index=group.raw_start + edit.start, value=edit.insert)
+                position = group.raw_start + edit.start
+                current = current[:position] + edit.insert + current[position:]
+
+
+def _own_changes(raw: str, uid: str) -> list[Change]:
+    return [c for c in parse_changes(raw) if any((m.metadata or {}).get("id") == uid for m in c.all_marks)]
+
+
+def _hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
+    ytext = room.doc.get(CONTENTS, type=Text)
+    raw = str(ytext)
+    records = []
+    for change in _own_changes(raw, uid):
+        start = StickyIndex.new(ytext, byte_offset(raw, change.start), Assoc.AFTER)
+        end = StickyIndex.new(ytext, byte_offset(raw, change.end), Assoc.BEFORE)
+        records.append({"old": change.old, "new": change.new, "start": start.to_json(), "end": end.to_json()})
+    return records
+
+
+def _meta(proposer: Proposer, uid: str) -> str:
+    return render_metadata(proposer.author, int(time.time() * 1000), suggestion_id=uid)
+
+
+def _superseded_uids(groups: list[_Group]) -> list[str]:
+    uids = []
+    for group in groups:
+        for change in group.changes:
+            for mark in change.all_marks:
+                uid = (mark.metadata or {}).get("id")
+                if isinstance(uid, str) and uid not in uids:
+                    uids.append(uid)
+    return uids
+
+
+def _save_suggestion(suggestion: Suggestion, superseded: list[str]) -> Suggestion:
+    with transaction.atomic():
+        suggestion.save()
+        if superseded:
+            Suggestion.objects.filter(uid__in=superseded, status=Suggestion.Status.PENDING).update(
+                status=Suggestion.Status.SUPERSEDED, decided_at=timezone.now(), superseded_by=suggestion
+            )
+    return suggestion
+
+
+def _new_row(*, entry: DocEntry, proposer: Proposer, tool: str, kind: str, comment: str | None) -> Suggestion:
+    return Suggestion(
+        kind=kind,
+        folder_id=entry.folder_id,
+        document=Document.objects.filter(doc_id=entry.doc_id).first(),
+        doc_id=entry.doc_id,
+        path=entry.user_path,
+        token_id=proposer.token_id,
+        author=proposer.author,
+        session_id=proposer.session_id,
+        client_name=proposer.client_name,
+        tool=tool,
+        comment=comment or "",
+    )
+
+
+async def suggestion_propose_edits(
+    *,
+    store: DocStore,
+    entry: DocEntry,
+    proposer: Proposer,
+    specs: Sequence[EditSpec] = (),
+    tool: str,
+    comment: str | None = None,
+    dry_run: bool = False,
+    replacement: str | None = None,
+) -> Outcome:
+    """Turn edits of the accepted view into one suggestion, written as word-level CriticMarkup hunks.
+
+    Atomic: if any edit fails, nothing is written and the error names the edit.
+    """
+    if comment:
+        refuse_delimiters(comment, which="comment")
+    row = await store.db(_new_row, entry=entry, proposer=proposer, tool=tool, kind="edit", comment=comment)
+    room = await store.get(entry.doc_id)
+    if room is None:
+        raise SuggestionError(f"Error: Document not found: {entry.user_path}")
+    # From here to the write there is no await: the document cannot change underneath the check.
+    raw = room_text(room)
+    view = build_accepted_view(raw)
+    if replacement is not None:
+        refuse_delimiters(replacement, which="content")
+        new_view_text, occurrences = replacement, []
+        if new_view_text == view.text:
+            raise SuggestionError("No changes to make: the content is exactly the document's current text.")
+    else:
+        new_view_text, occurrences = apply_edit_specs(view.text, specs, path=entry.user_path)
+    diff = unified_diff(view.text, new_view_text, path=entry.user_path)
+    if dry_run:
+        return Outcome(None, occurrences, 0, diff, new_view_text)
+    groups = _groups(view, new_view_text)
+    meta = _meta(proposer, row.uid)
+    _write_groups(room, groups, meta=meta)
+    if comment:
+        _append_comment(room, row.uid, comment, meta)
+    records = _hunk_records(room, row.uid)
+    row.hunks = records
+    row.old_text = "\n…\n".join(r["old"] for r in records)
+    row.new_text = "\n…\n".join(r["new"] for r in records)
+    row.markup = "\n…\n".join(_markup_of(room_text(room), row.uid))
+    superseded = [uid for uid in _superseded_uids(groups) if uid != row.uid]
+    await room.flushed()
+    await store.db(_save_suggestion, row, superseded)
+    replaced = sum(len(r["old"]) for r in records)
+    return Outcome(row, occurrences, replaced, diff, new_view_text, superseded)
+
+
+def _markup_of(raw: str, uid: str) -> list[str]:
+    return [raw[c.start : c.end] for c in _own_changes(raw, uid)]
+
+
+def _append_comment(room: Room, uid: str, comment: str, meta: str) -> None:
+    """A `{>>…<<}` right after the suggestion's last mark, so editors read it as its reply."""
+    ytext = room.doc.get(CONTENTS, type=Text)
+    with room.transact():
+        raw = str(ytext)
+        changes = _own_changes(raw, uid)
+        if changes:
+            text_insert(ytext, current=raw, index=changes[-1].end, value=render_comment(comment, meta))
+
+
+# -- creating, moving and deleting documents -------------------------------------------------------------
+
+
+async def suggestion_propose_create(
+    *,
+    store: DocStore,
+    folder_id: int,
+    relative_path: str,
+    content: str,
+    proposer: Proposer,
+    comment: str | None = None,
+) -> Suggestion:
+    """A new document whose whole content is one `{++…++}` suggestion."""
+    from lensrelay.documents import document_create
+    from lensrelay.models import Folder
+
+    refuse_delimiters(content, which="content")
+    if comment:
+        refuse_delimiters(comment, which="comment")
+    folder = await store.db(Folder.objects.get, pk=folder_id)
+    probe = Suggestion()
+    meta = _meta(proposer, probe.uid)
+    body = render_addition(content, meta) if content else ""
+    if comment:
+        body += render_comment(comment, meta)
+    document = await document_create(store=store, folder=folder, path=relative_path, text=body)
+    entry = path_index(store).by_doc_id(document.doc_id)
+    assert entry is not None
+    row = await store.db(
+        _new_row, entry=entry, proposer=proposer, tool="write", kind="create", comment=comment
+    )
+    row.uid = probe.uid
+    row.new_text = content
+    room = await store.get(document.doc_id)
+    assert room is not None
+    row.hunks = _hunk_records(room, row.uid)
+    row.markup = body
+    await store.db(_save_suggestion, row, [])
+    return row
+
+
+async def suggestion_propose_move_or_delete(
+    *, store: DocStore, entry: DocEntry, proposer: Proposer, new_path: str | None, comment: str | None
+) -> Suggestion:
+    kind = "move" if new_path is not None else "delete"
+    if comment:
+        refuse_delimiters(comment, which="comment")
+    row = await store.db(_new_row, entry=entry, proposer=proposer, tool=kind, kind=kind, comment=comment)
+    row.new_path = new_path or ""
+    await store.db(_save_suggestion, row, [])
+    return row
+
+
+# -- deciding ----------------------------------------------------------------------------------------------
+
+
+class StaleSuggestion(SuggestionError):
+    pass
+
+
+def _decide_markup(room: Room, suggestion: Suggestion, *, accept: bool) -> None:
+    ytext = room.doc.get(CONTENTS, type=Text)
+    raw = str(ytext)
+    changes = _own_changes(raw, suggestion.uid)
+    if not changes:
+        raise StaleSuggestion(STALE_GONE)
+    if len(changes) < len(suggestion.hunks):
+        raise StaleSuggestion(STALE_PARTIAL)
+    spans: list[Span] = []
+    for change in changes:
+        spans += accept_edits(raw, change) if accept else reject_edits(raw, change)
+    with room.transact():
+        current = raw
+        for span in sorted(spans, key=lambda s: s.start, reverse=True):
+            text_delete(ytext, current=current, start=span.start, end=span.end)
+            current = current[: span.start] + current[span.end :]
+
+
+async def _folder_room(store: DocStore, entry: DocEntry) -> Room:
+    room = await store.get(entry.folder_doc_id)
+    assert room is not None
+    return room
+
+
+async def _remove_document(store: DocStore, entry: DocEntry) -> None:
+    room = await _folder_room(store, entry)
+    with room.transact():
+        folderdoc.remove_entry(room.doc, path=entry.path)
+    await room.flushed()
+    await mirror_folder(store, folder_id=entry.folder_id, room=room)
+
+
+async def _move_document(store: DocStore, entry: DocEntry, new_user_path: str) -> int:
+    """Move the entry and rewrite every link that pointed at it; returns how many links changed."""
+    index = path_index(store)
+    folder_name, _, rest = new_user_path.partition("/")
+    if folder_name != entry.folder_name:
+        raise SuggestionError("Moving a document to another folder is not supported; keep the folder name.")
+    new_relative = "/" + rest
+    if index.exists(new_user_path):
+        raise SuggestionError(f"{new_user_path} already exists.")
+    old_target = LinkTarget(entry.folder_name, entry.path)
+    new_target = LinkTarget(entry.folder_name, new_relative)
+    link_index = LinkIndex(LinkTarget(e.folder_name, e.path) for e in index.all_entries() if e.is_markdown)
+    rewritten = 0
+    for other in index.all_entries():
+        if not other.is_markdown:
+            continue
+        room = await store.get(other.doc_id)
+        if room is None:
+            continue
+        ytext = room.doc.get(CONTENTS, type=Text)
+        raw = str(ytext)
+        source = LinkTarget(other.folder_name, other.path)
+        edits = link_edits(raw, source=source, index=link_index, old=old_target, new=new_target)
+        if not edits:
+            continue
+        with room.transact():
+            current = raw
+            for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+                text_delete(ytext, current=current, start=edit.start, end=edit.end)
+                current = current[: edit.start] + current[edit.end :]
+                text_insert(ytext, current=current, index=edit.start, value=edit.replacement)
+                current = current[: edit.start] + edit.replacement + current[edit.start :]
+        rewritten += len(edits)
+        await room.flushed()
+    folder_room = await _folder_room(store, entry)
+    with folder_room.transact():
+        folderdoc.move_entry(folder_room.doc, old=entry.path, new=new_relative)
+    await folder_room.flushed()
+    await mirror_folder(store, folder_id=entry.folder_id, room=folder_room)
+    return rewritten
+
+
+@dataclass
+class Decision:
+    suggestion: Suggestion
+    ok: bool
+    reason: str = ""
+    detail: str = ""
+
+
+def _record(suggestion: Suggestion, *, status: str, user: Any, note: str) -> None:
+    with transaction.atomic():
+        suggestion.status = status
+        suggestion.decided_at = timezone.now()
+        suggestion.decided_by = user if getattr(user, "pk", None) else None
+        suggestion.note = note
+        suggestion.save(update_fields=["status", "decided_at", "decided_by", "note"])
+        if suggestion.decided_by is not None:
+            LogEntry.objects.log_actions(
+                user_id=user.pk,
+                queryset=[suggestion],
+                action_flag=CHANGE,
+                change_message=f"{status.capitalize()} the suggestion" + (f": {note}" if note else ""),
+                single_object=True,
+            )
+
+
+async def suggestion_decide(
+    *, store: DocStore, suggestion: Suggestion, user: Any, accept: bool, note: str = ""
+) -> Decision:
+    """Accept or reject one pending suggestion in the live document; a stale one is marked and refused."""
+    if not suggestion.is_pending:
+        return Decision(suggestion, False, f"suggestion is already {suggestion.status}")
+    index = path_index(store)
+    await index.ensure()
+    entry = index.by_doc_id(suggestion.doc_id)
+    status = Suggestion.Status.ACCEPTED if accept else Suggestion.Status.REJECTED
+    detail = ""
+    try:
+        if entry is None:
+            raise StaleSuggestion("the document no longer exists")
+        if suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):
+            room = await store.get(suggestion.doc_id)
+            if room is None:
+                raise StaleSuggestion("the document no longer exists")
+            _decide_markup(room, suggestion, accept=accept)
+            await room.flushed()
+            if suggestion.kind == Suggestion.Kind.CREATE and not accept:
+                await _remove_document(store, entry)
+        elif suggestion.kind == Suggestion.Kind.MOVE and accept:
+            links = await _move_document(store, entry, suggestion.new_path)
+            detail = f"{links} links rewritten"
+        elif suggestion.kind == Suggestion.Kind.DELETE and accept:
+            await _remove_document(store, entry)
+    except StaleSuggestion as exc:
+        await store.db(_record, suggestion, status=Suggestion.Status.STALE, user=user, note=suggestion.note)
+        return Decision(suggestion, False, str(exc))
+    except SuggestionError as exc:
+        return Decision(suggestion, False, str(exc))
+    await store.db(_record, suggestion, status=status, user=user, note=note)
+    return Decision(suggestion, True, detail=detail)
+
+
+async def suggestion_bulk_decide(
+    *, store: DocStore, suggestions: Sequence[Suggestion], user: Any, accept: bool, note: str = ""
+) -> list[Decision]:
+    return [
+        await suggestion_decide(store=store, suggestion=s, user=user, accept=accept, note=note)
+        for s in suggestions
+    ]
+
+
+# -- sync entry points for the admin -------------------------------------------------------------------
+
+
+def _run_on_store(coro_factory: Any) -> Any:
+    """Run store work from sync code: on the server's event loop when called from a request thread."""
+    from asgiref.sync import async_to_sync
+
+    from lensrelay.docstore.store import get_store
+
+    async def run() -> Any:
+        return await coro_factory(get_store())
+
+    return async_to_sync(run)()
+
+
+def suggestion_accept(*, suggestion: Suggestion, user: Any, note: str = "") -> Decision:
+    return _run_on_store(
+        lambda store: suggestion_decide(store=store, suggestion=suggestion, user=user, accept=True, note=note)
+    )
+
+
+def suggestion_reject(*, suggestion: Suggestion, user: Any, note: str = "") -> Decision:
+    return _run_on_store(
+        lambda store: suggestion_decide(
+            store=store, suggestion=suggestion, user=user, accept=False, note=note
+        )
+    )
+
+
+def suggestion_bulk(
+    *, suggestions: Sequence[Suggestion], user: Any, accept: bool, note: str = ""
+) -> list[Decision]:
+    return _run_on_store(
+        lambda store: suggestion_bulk_decide(
+            store=store, suggestions=suggestions, user=user, accept=accept, note=note
+        )
+    )
+
+
+asuggestion_rows = sync_to_async(lambda **kw: list(Suggestion.objects.filter(**kw)))

@@ -1,0 +1,204 @@
+"""The search service against the configured database (SQLite by default, PostgreSQL in the scaled run)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from lensrelay.models import Document, Folder
+from lensrelay.search.index import (
+    document_title,
+    search_clear,
+    search_index_document,
+    search_indexed,
+    search_query,
+    search_remove_document,
+)
+from lensrelay.search.query import QueryError
+from tests.lensrelay.search.test_query import HOSTILE, _random_queries
+
+pytestmark = pytest.mark.django_db
+
+
+class Vault:
+    """Folders and documents as rows, indexed directly (no document store involved)."""
+
+    def __init__(self) -> None:
+        search_clear()
+        self.folders: dict[str, Folder] = {}
+
+    def folder(self, name: str) -> Folder:
+        if name not in self.folders:
+            self.folders[name] = Folder.objects.create(name=name)
+        return self.folders[name]
+
+    def add(self, user_path: str, text: str) -> str:
+        folder_name, _, rest = user_path.partition("/")
+        folder = self.folder(folder_name)
+        doc_uuid = str(uuid.uuid4())
+        doc_id = f"{folder.doc_id[:36]}-{doc_uuid}"
+        path = "/" + rest
+        Document.objects.create(folder=folder, uuid=doc_uuid, doc_id=doc_id, path=path)
+        search_index_document(
+            doc_id=doc_id, title=document_title(path), folder_id=folder.pk, path=path, text=text
+        )
+        return doc_id
+
+
+@pytest.fixture
+def vault() -> Vault:
+    return Vault()
+
+
+def paths(hits: list[Any]) -> list[str]:
+    return [hit.user_path for hit in hits]
+
+
+def test_hits_carry_title_path_folder_and_a_highlighted_snippet(vault: Vault) -> None:
+    doc_id = vault.add(
+        "Lens/Biology/Chloroplast.md", "The organelle where photosynthesis happens.\nIt is green."
+    )
+    vault.add("Lens/Other.md", "Nothing to see here.")
+    [hit] = search_query(query="photosynthesis", folder_ids=None)
+    assert (hit.doc_id, hit.folder, hit.path, hit.title) == (
+        doc_id,
+        "Lens",
+        "/Biology/Chloroplast.md",
+        "Chloroplast",
+    )
+    assert hit.user_path == "Lens/Biology/Chloroplast.md"
+    assert "**photosynthesis**" in hit.snippet and "\n" not in hit.snippet
+    assert hit.score > 0
+
+
+def test_a_title_match_outranks_body_matches(vault: Vault) -> None:
+    vault.add("Lens/A Body.md", "mitochondria mitochondria and more about the mitochondria here")
+    vault.add("Lens/Mitochondria.md", "The powerhouse of the cell, a small organelle with its own genome.")
+    vault.add("Lens/Z Body.md", "one mention of mitochondria in a longer text about other cell parts")
+    assert paths(search_query(query="mitochondria", folder_ids=None))[0] == "Lens/Mitochondria.md"
+
+
+def test_ties_are_ordered_by_folder_then_path(vault: Vault) -> None:
+    for user_path in ["Zeta/b.md", "Alpha/b.md", "Alpha/a.md", "Alpha/Sub/a.md"]:
+        vault.add(user_path, "identical text about ribosomes")
+    expected = ["Alpha/Sub/a.md", "Alpha/a.md", "Alpha/b.md", "Zeta/b.md"]
+    assert paths(search_query(query="ribosomes", folder_ids=None)) == expected
+    assert paths(search_query(query="ribosomes", folder_ids=None, limit=2)) == expected[:2]
+
+
+def test_folder_ids_and_path_prefix_scope_the_search(vault: Vault) -> None:
+    vault.add("Lens/Notes/One.md", "enzyme kinetics")
+    vault.add("Lens/Notes Old/Two.md", "enzyme history")
+    vault.add("Lens/Three.md", "enzyme basics")
+    vault.add("Private/Four.md", "enzyme secrets")
+    lens, private = vault.folders["Lens"].pk, vault.folders["Private"].pk
+    assert len(search_query(query="enzyme", folder_ids=None)) == 4
+    assert "Private/Four.md" not in paths(search_query(query="enzyme", folder_ids={lens}))
+    assert paths(search_query(query="enzyme", folder_ids={private})) == ["Private/Four.md"]
+    assert search_query(query="enzyme", folder_ids=set()) == []
+    assert paths(search_query(query="enzyme", folder_ids={lens}, path_prefix="/Notes/")) == [
+        "Lens/Notes/One.md"
+    ]
+    assert search_query(query="secrets", folder_ids={lens}) == []
+
+
+def test_phrases_prefixes_alternatives_and_exclusions(vault: Vault) -> None:
+    vault.add("L/Theory.md", "the cell theory of life")
+    vault.add("L/Reversed.md", "theory about a cell wall")
+    vault.add("L/Photo.md", "photosynthesis in leaves")
+    assert paths(search_query(query='"cell theory"', folder_ids=None)) == ["L/Theory.md"]
+    assert sorted(paths(search_query(query="cell theory", folder_ids=None))) == [
+        "L/Reversed.md",
+        "L/Theory.md",
+    ]
+    assert paths(search_query(query="photo*", folder_ids=None)) == ["L/Photo.md"]
+    assert sorted(paths(search_query(query="leaves OR wall", folder_ids=None))) == [
+        "L/Photo.md",
+        "L/Reversed.md",
+    ]
+    assert paths(search_query(query="cell -wall", folder_ids=None)) == ["L/Theory.md"]
+
+
+def test_search_ignores_case_everywhere_and_accents_on_sqlite(vault: Vault) -> None:
+    vault.add("L/Über Photosynthese.md", "Pflanzen wandeln LICHTENERGIE um; café")
+    assert len(search_query(query="lichtenergie", folder_ids=None)) == 1
+    assert len(search_query(query="über", folder_ids=None)) == 1
+    folded = search_query(query="uber cafe", folder_ids=None)
+    # FTS5's unicode61 folds diacritics; PostgreSQL's 'simple' configuration does not.
+    assert len(folded) == (1 if connection.vendor == "sqlite" else 0)
+
+
+def test_reindexing_replaces_and_removing_forgets(vault: Vault) -> None:
+    doc_id = vault.add("L/Note.md", "first version mentions glycolysis")
+    folder = vault.folders["L"]
+    search_index_document(
+        doc_id=doc_id, title="Note", folder_id=folder.pk, path="/Note.md", text="now krebs cycle"
+    )
+    assert search_query(query="glycolysis", folder_ids=None) == []
+    assert paths(search_query(query="krebs", folder_ids=None)) == ["L/Note.md"]
+    assert set(search_indexed(folder_id=folder.pk)) == {doc_id}
+    search_remove_document(doc_id=doc_id)
+    assert search_query(query="krebs", folder_ids=None) == []
+    assert search_indexed(folder_id=folder.pk) == {}
+
+
+def test_entries_whose_document_row_is_gone_are_never_returned(vault: Vault) -> None:
+    doc_id = vault.add("L/Gone.md", "stale lysosome text")
+    Document.objects.filter(doc_id=doc_id).delete()
+    assert search_query(query="lysosome", folder_ids=None) == []
+
+
+def test_snippet_is_about_thirty_words_around_the_best_match(vault: Vault) -> None:
+    words = [f"filler{i}" for i in range(400)]
+    words[250] = "centrosome"
+    vault.add("L/Long.md", " ".join(words))
+    [hit] = search_query(query="centrosome", folder_ids=None)
+    assert "**centrosome**" in hit.snippet
+    assert "filler0 " not in hit.snippet and "filler399" not in hit.snippet
+    assert 15 <= len(hit.snippet.split()) <= 40
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+
+
+def test_adjacent_matches_on_a_line_are_one_bold_run(vault: Vault) -> None:
+    vault.add("L/Cells.md", "Read about cell theory today.")
+    [hit] = search_query(query='"cell theory"', folder_ids=None)
+    assert "**cell theory**" in hit.snippet
+
+
+def test_frontmatter_is_searchable_but_snippets_come_from_the_body(vault: Vault) -> None:
+    vault.add(
+        "L/Tagged.md",
+        "---\ntags: [organelles]\nstatus: draft\n---\n# Vacuole\nStores water in plant cells.\n",
+    )
+    [hit] = search_query(query="organelles", folder_ids=None)
+    assert hit.path == "/Tagged.md"
+    assert "tags" not in hit.snippet and "Vacuole" in hit.snippet
+
+
+def test_text_the_database_could_choke_on_is_stored(vault: Vault) -> None:
+    vault.add("L/Odd.md", "nul\x00byte and \ue000marker\ue001 chars and **bold** peroxisome")
+    [hit] = search_query(query="peroxisome", folder_ids=None)
+    assert "\x00" not in hit.snippet and "\ue000" not in hit.snippet
+    assert "**peroxisome**" in hit.snippet
+
+
+def test_no_query_raises_anything_but_query_error(vault: Vault) -> None:
+    vault.add("L/Cell.md", "ab cell ü 光 text")
+    answered = 0
+    for text in HOSTILE + _random_queries(300):
+        try:
+            search_query(query=text, folder_ids=None)
+        except QueryError:
+            continue
+        answered += 1
+    assert answered > 100
+
+
+def test_document_title_drops_the_markdown_suffix() -> None:
+    assert document_title("/Notes/Cell Theory.md") == "Cell Theory"
+    assert document_title("/A.Markdown") == "A"
+    assert document_title("/.md") == ".md"
+    assert document_title("/data.canvas") == "data.canvas"
