@@ -36,7 +36,7 @@ def _settle(decided: list[tuple[int, str]]) -> None:
     now = timezone.now()
     for pk, status in decided:
         Suggestion.objects.filter(pk=pk, status=Suggestion.Status.PENDING).update(
-            status=status, decided_at=now, note="decided in an editor"
+            status=status, decided_at=now
         )
 
 

@@ -519,7 +519,8 @@ async def suggestion_decide(
         elif suggestion.kind == Suggestion.Kind.DELETE and accept:
             await _remove_document(store, entry)
     except StaleSuggestion as exc:
-        await store.db(_record, suggestion, status=Suggestion.Status.STALE, user=user, note=suggestion.note)
+        # Nobody decided a stale suggestion: the reviewer who tried is not recorded as its decider.
+        await store.db(_record, suggestion, status=Suggestion.Status.STALE, user=None, note=suggestion.note)
         return Decision(suggestion, False, str(exc))
     except SuggestionError as exc:
         return Decision(suggestion, False, str(exc))
@@ -543,10 +544,11 @@ def _run_on_store(coro_factory: Any) -> Any:
     """Run store work from sync code: on the server's event loop when called from a request thread."""
     from asgiref.sync import async_to_sync
 
-    from lensrelay.docstore.store import get_store
+    from lensrelay.docstore.store import store_session
 
     async def run() -> Any:
-        return await coro_factory(get_store())
+        async with store_session() as store:
+            return await coro_factory(store)
 
     return async_to_sync(run)()
 

@@ -7,8 +7,9 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -251,6 +252,19 @@ class DocStore:
 
 
 _stores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, DocStore] = weakref.WeakKeyDictionary()
+
+
+@asynccontextmanager
+async def store_session() -> AsyncIterator[DocStore]:
+    """The running loop's store; one created just for this (no server loop here) is closed after."""
+    existed = asyncio.get_running_loop() in _stores
+    store = get_store()
+    try:
+        yield store
+    finally:
+        if not existed:
+            await store.close()
+            _stores.pop(store.loop, None)
 
 
 def get_store() -> DocStore:

@@ -46,6 +46,8 @@ async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
         line = f"- {row.uid} {row.status.upper()} {row.kind} {target} ({when})"
         if row.decided_by is not None:
             line += f", decided by {row.decided_by.get_username()}"
+        elif row.status in ("accepted", "rejected"):
+            line += ", decided in an editor"
         if row.note:
             line += f"\n  Reviewer's note: {row.note}"
         if row.kind == "edit" and (row.old_text or row.new_text):

@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from tests.e2e.liveserver import LiveServer, lensrelay_server, run_manage
+from tests.e2e.yclient import utf16_len
 
 pytestmark = pytest.mark.scaled
 
@@ -91,7 +92,7 @@ async def test_clients_on_different_workers_see_each_other(workers, yclients) ->
     assert await bob.text() == "Written once, read by two workers.\n"
     await alice.insert(0, "Alice 👋 ")
     await bob.wait_text(equals="Alice 👋 Written once, read by two workers.\n", timeout=5)
-    await bob.insert(len("Alice 👋 Written once"), " (日本語 by Bob)")
+    await bob.insert(utf16_len("Alice 👋 Written once"), " (日本語 by Bob)")
     expected = "Alice 👋 Written once (日本語 by Bob), read by two workers.\n"
     await alice.wait_text(equals=expected, timeout=5)
 

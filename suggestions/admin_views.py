@@ -1,0 +1,272 @@
+"""What the suggestion review pages show and do: the diff in context, Accept/Reject, bulk confirmation.
+
+The admin class stays declarative; the decisions themselves are the services' (they write the document,
+the status, ``decided_by`` and the ``LogEntry``). Everything shown here is HTML-escaped: suggestion text
+comes from assistants and documents from anyone who can edit them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.contrib import messages
+from django.contrib.admin import helpers
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseNotAllowed
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from pycrdt import Doc, Text
+
+from lensrelay.docstore import persistence
+from suggestions.criticmarkup import (
+    Change,
+    Span,
+    StaleChangeError,
+    accept_edits,
+    apply_spans,
+    parse,
+    parse_changes,
+    reject_edits,
+)
+from suggestions.models import Suggestion
+from suggestions.services import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
+
+if TYPE_CHECKING:
+    from suggestions.admin import SuggestionAdmin
+
+CONTENTS = "contents"
+NOTE_MAX_CHARS = 2000
+CONTEXT_CHARS = 160
+CONTEXT_LINES = 3
+DIFF_WRAP_COLUMN = 72
+BEFORE_LABEL = "Without this suggestion (rejected)"
+AFTER_LABEL = "With this suggestion (accepted)"
+_OPENING_WIDTH = 3  # "{++", "{--", "{~~", "{==", "{>>"
+
+
+# -- the diff in context ----------------------------------------------------------------------------------
+
+
+def document_text(doc_id: str) -> str | None:
+    """The document's text as persisted (every change is logged before clients see it); None if absent."""
+    state = persistence.load_state(doc_id)
+    if state.update is None:
+        return None
+    doc: Doc[Any] = Doc()
+    doc.apply_update(state.update)
+    return str(doc.get(CONTENTS, type=Text))
+
+
+def own_changes(raw: str, uid: str) -> list[Change]:
+    """The changes in ``raw`` whose marks carry this suggestion's id."""
+    return [c for c in parse_changes(raw) if any((m.metadata or {}).get("id") == uid for m in c.all_marks)]
+
+
+def without_metadata(text: str) -> str:
+    """CriticMarkup with the ``{"author":…}@@`` prefixes removed, so other suggestions read as marks."""
+    spans = [Span(m.start + _OPENING_WIDTH, m.content_start) for m in parse(text) if m.metadata is not None]
+    return apply_spans(text, spans)
+
+
+def _printable(text: str) -> str:
+    # difflib marks its highlights with NUL/SOH characters in the line text; keep real ones out.
+    return text.replace("\x00", "\ufffd").replace("\x01", "\ufffd")
+
+
+def diff_table(before: str, after: str, *, context: bool) -> SafeString:
+    """A side-by-side line diff; difflib escapes the lines, and the labels are escaped here."""
+    table = difflib.HtmlDiff(tabsize=4, wrapcolumn=DIFF_WRAP_COLUMN).make_table(
+        _printable(before).splitlines(),
+        _printable(after).splitlines(),
+        fromdesc=escape(BEFORE_LABEL),
+        todesc=escape(AFTER_LABEL),
+        context=context,
+        numlines=CONTEXT_LINES,
+    )
+    # difflib escaped every line; the labels are escaped above.
+    return mark_safe(table)
+
+
+def _line_start(raw: str, index: int) -> int:
+    return raw.rfind("\n", 0, index) + 1
+
+
+def _line_end(raw: str, index: int) -> int:
+    end = raw.find("\n", index)
+    return len(raw) if end < 0 else end
+
+
+def _clip(context: str, *, keep: str) -> str:
+    """Shorten context: keep its ``end`` (before a change), ``start`` (after one) or ``both`` ends."""
+    if keep == "both":
+        if len(context) <= 2 * CONTEXT_CHARS:
+            return context
+        return context[:CONTEXT_CHARS] + " … " + context[-CONTEXT_CHARS:]
+    if len(context) <= CONTEXT_CHARS:
+        return context
+    return "…" + context[-CONTEXT_CHARS:] if keep == "end" else context[:CONTEXT_CHARS] + "…"
+
+
+def _change_html(change: Change) -> SafeString:
+    comment = change.comment.content if change.comment is not None else ""
+    return format_html(
+        "{}{}{}",
+        format_html("<del>{}</del>", change.old) if change.old else "",
+        format_html("<ins>{}</ins>", change.new) if change.new else "",
+        format_html('<span class="suggestion-comment">{}</span>', comment) if comment else "",
+    )
+
+
+def line_groups(raw: str, changes: Sequence[Change]) -> list[list[Change]]:
+    """The changes grouped by the lines they sit on: changes sharing a line are shown together."""
+    groups: list[list[Change]] = []
+    for change in sorted(changes, key=lambda c: c.start):
+        if groups and _line_start(raw, change.start) <= _line_end(raw, groups[-1][-1].end):
+            groups[-1].append(change)
+        else:
+            groups.append([change])
+    return groups
+
+
+def inline_lines(raw: str, group: Sequence[Change]) -> SafeString:
+    """The lines holding these changes: deleted text struck through, added text underlined, the rest as
+    context (other suggestions' marks shown without their metadata)."""
+    pieces: list[SafeString] = []
+    position = _line_start(raw, group[0].start)
+    for number, change in enumerate(group):
+        context = _clip(without_metadata(raw[position : change.start]), keep="end" if number == 0 else "both")
+        pieces += [format_html('<span class="context">{}</span>', context), _change_html(change)]
+        position = change.end
+    tail = _clip(without_metadata(raw[position : _line_end(raw, position)]), keep="start")
+    pieces.append(format_html('<span class="context">{}</span>', tail))
+    return mark_safe("".join(pieces))  # every piece was escaped by format_html
+
+
+@dataclass
+class ReviewDiff:
+    """What the change page shows: where the markup sits, and the document without and with it."""
+
+    in_document: bool
+    explanation: str = ""
+    hunks: list[SafeString] = field(default_factory=list)
+    table: SafeString | None = None
+
+
+def review_diff(suggestion: Suggestion) -> ReviewDiff:
+    if suggestion.kind == Suggestion.Kind.MOVE:
+        return ReviewDiff(
+            False, f"Move {suggestion.path} to {suggestion.new_path}; links to it are rewritten."
+        )
+    if suggestion.kind == Suggestion.Kind.DELETE:
+        return ReviewDiff(False, f"Delete {suggestion.path}.")
+    raw = document_text(suggestion.doc_id)
+    changes = own_changes(raw, suggestion.uid) if raw is not None else []
+    if raw is None or not changes:
+        # Decided, stale or superseded: the markup is gone; show what was proposed, without context.
+        return ReviewDiff(
+            False,
+            "The suggestion's markup is no longer in the document. It proposed:",
+            table=diff_table(suggestion.old_text, suggestion.new_text, context=False),
+        )
+    try:
+        rejected = apply_spans(raw, [s for c in changes for s in reject_edits(raw, c)])
+        accepted = apply_spans(raw, [s for c in changes for s in accept_edits(raw, c)])
+    except (StaleChangeError, ValueError):
+        return ReviewDiff(False, "The suggestion's markup is damaged in the document.")
+    explanation = (
+        "" if len(changes) >= len(suggestion.hunks) else "Part of the suggestion's markup was edited away."
+    )
+    return ReviewDiff(
+        True,
+        explanation,
+        hunks=[inline_lines(raw, group) for group in line_groups(raw, changes)],
+        table=diff_table(without_metadata(rejected), without_metadata(accepted), context=True),
+    )
+
+
+# -- deciding -------------------------------------------------------------------------------------------
+
+
+def _verb(accept: bool) -> str:
+    return "accept" if accept else "reject"
+
+
+def report(
+    model_admin: SuggestionAdmin, request: HttpRequest, decisions: Sequence[Decision], *, accept: bool
+) -> None:
+    """One message per outcome: what applied (and what it did), what failed and why."""
+    done = "Accepted" if accept else "Rejected"
+    for decision in decisions:
+        suggestion = decision.suggestion
+        target = f"{suggestion.get_kind_display().lower()} of {suggestion.path} ({suggestion.uid})"
+        if decision.ok:
+            detail = f" ({decision.detail})" if decision.detail else ""
+            model_admin.message_user(request, f"{done} the {target}{detail}.", messages.SUCCESS)
+        else:
+            model_admin.message_user(
+                request, f"Could not {_verb(accept)} the {target}: {decision.reason}.", messages.ERROR
+            )
+
+
+def _note(request: HttpRequest) -> str:
+    return request.POST.get("note", "").strip()[:NOTE_MAX_CHARS]
+
+
+def decide_view(model_admin: SuggestionAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
+    """POST ``decision=accept|reject`` and an optional ``note``; back to the change page with a message."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not model_admin.has_review_permission(request):
+        raise PermissionDenied
+    suggestion = model_admin.get_object(request, unquote(object_id))
+    if suggestion is None:
+        raise Http404(f"No suggestion with id {object_id}")
+    choice = request.POST.get("decision")
+    if choice not in ("accept", "reject"):
+        return HttpResponseBadRequest("decision must be accept or reject")
+    decide = suggestion_accept if choice == "accept" else suggestion_reject
+    decision = decide(suggestion=suggestion, user=request.user, note=_note(request))
+    report(model_admin, request, [decision], accept=choice == "accept")
+    return redirect(reverse("admin:suggestions_suggestion_change", args=[suggestion.pk]))
+
+
+def bulk_decide(
+    model_admin: SuggestionAdmin, request: HttpRequest, queryset: QuerySet[Suggestion], *, accept: bool
+) -> TemplateResponse | None:
+    """The ``delete_selected`` convention: a confirmation page first; act when it posts back ``post=yes``."""
+    suggestions = list(queryset.order_by("created"))
+    if request.POST.get("post") == "yes":
+        decisions = suggestion_bulk(
+            suggestions=suggestions, user=request.user, accept=accept, note=_note(request)
+        )
+        report(model_admin, request, decisions, accept=accept)
+        return None
+    opts = model_admin.opts
+    context: dict[str, Any] = {
+        **model_admin.admin_site.each_context(request),
+        "title": f"{_verb(accept).capitalize()} the selected suggestions?",
+        "opts": opts,
+        "accept": accept,
+        "verb": _verb(accept),
+        "action_name": f"{_verb(accept)}_selected",
+        "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        "queryset": suggestions,
+        "will_change": [s for s in suggestions if s.is_pending],
+        "will_skip": [s for s in suggestions if not s.is_pending],
+        "note_max_chars": NOTE_MAX_CHARS,
+        "media": model_admin.media,
+    }
+    request.current_app = model_admin.admin_site.name
+    return TemplateResponse(
+        request,
+        f"admin/{opts.app_label}/{opts.model_name}/decide_selected_confirmation.html",
+        context,
+    )
