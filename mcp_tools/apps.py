@@ -12,7 +12,7 @@ class McpToolsConfig(AppConfig):
         # Tools, resource providers and the conformance fixtures register themselves on import. The
         # fixtures are always registered but only offered while LENSRELAY_MCP_CONFORMANCE_FIXTURES is on,
         # so tests can switch them with override_settings.
-        from mcp_tools import conformance  # noqa: F401
+        from mcp_tools import conformance, resources_documents  # noqa: F401
 
         if importlib.util.find_spec("mcp_tools.tools") is not None:
             importlib.import_module("mcp_tools.tools")

@@ -1,21 +1,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from importlib.metadata import PackageNotFoundError, version
 
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, tool
+from mcp_tools.transport.versions import server_version
 
 
 class InfoArgs(ToolArgs):
     pass
-
-
-def server_version() -> str:
-    try:
-        return version("lens-relay")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 @tool(

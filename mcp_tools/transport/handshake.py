@@ -105,7 +105,8 @@ async def _session(
 
 
 async def _initialize(*, access: Access, accepts: Accepts, request: Request) -> HttpResponseBase:
-    params = request.params or {}
+    # Older clients (and curl scripts) leave out capabilities: an empty set means none.
+    params = {"capabilities": {}, **(request.params or {})}
     try:
         dispatch.validate_params("initialize", LATEST_HANDSHAKE_VERSION, params)
     except RpcError as exc:
