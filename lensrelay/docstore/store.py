@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import close_old_connections, connections
+from django.db import connection, connections
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.peers import PeerBus
@@ -49,6 +49,19 @@ def on_foreign(listener: ForeignListener) -> ForeignListener:
     return listener
 
 
+def _keep_connection_healthy() -> None:
+    """Keep this thread's one connection open across calls; replace it only after it has failed.
+
+    close_old_connections() with CONN_MAX_AGE=0 closes it on every call, and closing the last connection
+    to a WAL database checkpoints it: a reconnect plus a checkpoint per logged update.
+    """
+    if connection.connection is not None and connection.errors_occurred:
+        if connection.is_usable():
+            connection.errors_occurred = False
+        else:
+            connection.close()
+
+
 class DocStore:
     """Owns every live Doc of this process. All methods run on the event loop that created it."""
 
@@ -76,7 +89,7 @@ class DocStore:
 
     async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         def call() -> T:
-            close_old_connections()
+            _keep_connection_healthy()
             return fn(*args, **kwargs)
 
         return await self.loop.run_in_executor(self._db, call)

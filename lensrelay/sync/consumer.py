@@ -36,6 +36,14 @@ class SyncConsumer(AsyncWebsocketConsumer):
     access: Access | None = None
     read_only = True
 
+    async def dispatch(self, message: dict[str, object]) -> None:
+        # Channels' AsyncConsumer.dispatch runs close_old_connections() in the sync thread before every
+        # message; frames touch no Django connection here, so skip that thread hop for them.
+        if message["type"] == "websocket.receive":
+            await self.websocket_receive(message)
+        else:
+            await super().dispatch(message)
+
     async def connect(self) -> None:
         await self.accept()
         kwargs = self.scope["url_route"]["kwargs"]
