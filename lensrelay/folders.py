@@ -128,15 +128,8 @@ def _folder_id_for_doc(doc_id: str) -> int | None:
     return Folder.objects.filter(doc_id=doc_id).values_list("id", flat=True).first()
 
 
-_mirrors: dict[int, FolderMirror] = {}
-
-
 def mirror_for(store: DocStore) -> FolderMirror:
-    mirror = _mirrors.get(id(store))
-    if mirror is None or mirror.store is not store:
-        mirror = FolderMirror(store)
-        _mirrors[id(store)] = mirror
-    return mirror
+    return store.attached(FolderMirror)
 
 
 @on_change

@@ -136,12 +136,5 @@ class PathIndex:
         return list(self._by_doc_id.values())
 
 
-_indexes: dict[int, PathIndex] = {}
-
-
 def path_index(store: DocStore) -> PathIndex:
-    index = _indexes.get(id(store))
-    if index is None or index.store is not store:
-        index = PathIndex(store)
-        _indexes[id(store)] = index
-    return index
+    return store.attached(PathIndex)

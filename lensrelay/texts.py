@@ -79,15 +79,8 @@ class TextCache:
         return result
 
 
-_caches: dict[int, TextCache] = {}
-
-
 def text_cache(store: DocStore) -> TextCache:
-    cache = _caches.get(id(store))
-    if cache is None or cache.store is not store:
-        cache = TextCache(store)
-        _caches[id(store)] = cache
-    return cache
+    return store.attached(TextCache)
 
 
 @on_change

@@ -75,12 +75,13 @@ def _cached_view(raw: str) -> str:
     return view
 
 
-_graphs: dict[int, LinkGraph] = {}
+def _link_graph(store: DocStore) -> LinkGraph:
+    return LinkGraph()
 
 
 async def open_kb() -> KnowledgeBase:
     store = get_store()
     index = path_index(store)
     await index.ensure()
-    graph = _graphs.setdefault(id(store), LinkGraph())
+    graph = store.attached(_link_graph)
     return KnowledgeBase(store=store, index=index, texts=text_cache(store), graph=graph)

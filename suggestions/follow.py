@@ -94,15 +94,8 @@ class Follower:
                 logger.exception("could not follow suggestions of %s", doc_id)
 
 
-_followers: dict[int, Follower] = {}
-
-
 def follower_for(store: DocStore) -> Follower:
-    follower = _followers.get(id(store))
-    if follower is None or follower.store is not store:
-        follower = Follower(store)
-        _followers[id(store)] = follower
-    return follower
+    return store.attached(Follower)
 
 
 @on_change

@@ -79,11 +79,19 @@ class DocStore:
         self._background: set[asyncio.Task[Any]] = set()
         self._cursor: int | None = None
         self._maintenance: asyncio.Task[None] | None = None
+        self._attached: dict[Callable[..., Any], Any] = {}
         self.idle_seconds = settings.LENSRELAY_IDLE_UNLOAD_SECONDS
         self.poll_seconds = settings.LENSRELAY_POLL_SECONDS
         self.compact_after = settings.LENSRELAY_COMPACT_AFTER_UPDATES
         # Only worth it with several processes: the in-memory layer has no one else to reach.
         self.peers: PeerBus | None = PeerBus(self) if settings.REDIS_URL else None
+
+    def attached(self, factory: Callable[[DocStore], T]) -> T:
+        """This store's companion built by `factory` (text cache, path index, …), created on first use."""
+        companion = self._attached.get(factory)
+        if companion is None:
+            companion = self._attached[factory] = factory(self)
+        return companion  # type: ignore[no-any-return]
 
     # -- database --------------------------------------------------------------------------------------
 

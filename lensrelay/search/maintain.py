@@ -163,15 +163,8 @@ class SearchMaintainer:
         await asyncio.shield(self._ready)
 
 
-_maintainers: dict[int, SearchMaintainer] = {}
-
-
 def maintainer_for(store: DocStore) -> SearchMaintainer:
-    maintainer = _maintainers.get(id(store))
-    if maintainer is None or maintainer.store is not store:
-        maintainer = SearchMaintainer(store)
-        _maintainers[id(store)] = maintainer
-    return maintainer
+    return store.attached(SearchMaintainer)
 
 
 async def search_folder_changed(store: DocStore, folder_id: int) -> None:
