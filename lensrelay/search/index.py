@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from types import ModuleType
+from typing import Any
 
 from django.db import connection, transaction
 
@@ -62,6 +63,21 @@ class IndexedEntry:
     folder_id: int
     path: str
     modified: float
+
+
+def indexed_rows(table: str, folder_id: int | None) -> dict[str, IndexedEntry]:
+    """What a backend's table holds, per document: both backends keep the same columns."""
+    sql = f"SELECT doc_id, folder_id, path, modified FROM {table}"
+    params: list[Any] = []
+    if folder_id is not None:
+        sql += " WHERE folder_id = %s"
+        params.append(folder_id)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {
+            doc_id: IndexedEntry(folder_id=fid, path=path, modified=modified)
+            for doc_id, fid, path, modified in cursor.fetchall()
+        }
 
 
 @dataclass(frozen=True)

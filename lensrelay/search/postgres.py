@@ -20,6 +20,7 @@ from lensrelay.search.index import (
     IndexedDocument,
     IndexedEntry,
     finish_snippet,
+    indexed_rows,
 )
 from lensrelay.search.query import ParsedQuery, postgres_expression
 
@@ -71,17 +72,7 @@ def clear() -> None:
 
 
 def indexed(folder_id: int | None) -> dict[str, IndexedEntry]:
-    sql = f"SELECT doc_id, folder_id, path, modified FROM {TABLE}"
-    params: list[Any] = []
-    if folder_id is not None:
-        sql += " WHERE folder_id = %s"
-        params.append(folder_id)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return {
-            doc_id: IndexedEntry(folder_id=fid, path=path, modified=modified)
-            for doc_id, fid, path, modified in cursor.fetchall()
-        }
+    return indexed_rows(TABLE, folder_id)
 
 
 def query(
