@@ -8,13 +8,11 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
-from pycrdt import Doc
 
 from lensrelay.docstore import persistence
 from lensrelay.folders import folder_create
 from lensrelay.models import ApiToken, Document, Folder
 from lensrelay.tokens import token_create, token_revoke
-from lensrelay.vault import read_text
 
 PREVIEW_CHARS = 4000
 
@@ -25,7 +23,7 @@ class FolderAdmin(admin.ModelAdmin):
     search_fields = ("name",)
     readonly_fields = ("doc_id", "created")
 
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:  # type: ignore[override]
         return ["name"] if obj is None else ["name", "doc_id", "created"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
@@ -64,11 +62,7 @@ class DocumentAdmin(admin.ModelAdmin):
 
     @admin.display(description="Content")
     def content_preview(self, obj: Document) -> str:
-        state = persistence.load_state(obj.doc_id)
-        doc = Doc()
-        if state.update:
-            doc.apply_update(state.update)
-        text = read_text(doc)
+        text = persistence.stored_text(obj.doc_id) or ""
         more = f"\n… ({len(text) - PREVIEW_CHARS} more characters)" if len(text) > PREVIEW_CHARS else ""
         return format_html(
             '<pre style="white-space: pre-wrap; max-width: 60em">{}{}</pre>', text[:PREVIEW_CHARS], more
@@ -83,7 +77,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     filter_horizontal = ("folders",)
     actions = ("revoke_selected",)
 
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:  # type: ignore[override]
         if obj is None:
             return ["name", "role", "folders", "expires_at"]
         return ["name", "role", "folders", "expires_at", "prefix", "created", "last_used_at", "revoked_at"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -40,7 +41,7 @@ def folder_create(*, name: str) -> Folder:
     name = name.strip()
     if not name or "/" in name or "\x00" in name:
         raise ValueError(f"Invalid folder name {name!r}: it must be non-empty and contain no '/'.")
-    doc = Doc()
+    doc: Doc[Any] = Doc()
     folderdoc.init_folder_doc(doc, name=name)
     with transaction.atomic():
         folder = Folder.objects.create(name=name)
@@ -69,20 +70,20 @@ def sync_folder_documents(*, folder_id: int, entries: dict[str, FileEntry]) -> N
         Document.objects.filter(folder=folder).exclude(uuid__in=by_uuid).delete()
         moved = [row for uuid, row in rows.items() if uuid in by_uuid and row.path != by_uuid[uuid].path]
         # Park moved rows on unique temporary paths first, so swaps never collide on (folder, path).
-        for row in moved:
-            Document.objects.filter(pk=row.pk).update(path=f"//moving-{row.pk}")
+        for parked in moved:
+            Document.objects.filter(pk=parked.pk).update(path=f"//moving-{parked.pk}")
         now = timezone.now()
         for uuid, entry in by_uuid.items():
-            row = rows.get(uuid)
-            if row is None:
+            existing = rows.get(uuid)
+            if existing is None:
                 doc_id = content_doc_id(folder, uuid)
                 YDoc.objects.get_or_create(doc_id=doc_id, defaults={"kind": YDoc.Kind.CONTENT})
                 Document.objects.update_or_create(
                     doc_id=doc_id,
                     defaults={"folder": folder, "uuid": uuid, "path": entry.path, "type": entry.type},
                 )
-            elif row.path != entry.path or row.type != entry.type:
-                Document.objects.filter(pk=row.pk).update(path=entry.path, type=entry.type, modified=now)
+            elif existing.path != entry.path or existing.type != entry.type:
+                Document.objects.filter(pk=existing.pk).update(path=entry.path, type=entry.type, modified=now)
 
 
 class FolderMirror:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from pycrdt import Doc, Text
+from pycrdt import Text
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.room import Room
@@ -36,14 +36,7 @@ def room_text(room: Room) -> str:
 
 
 def _load_texts(doc_ids: list[str]) -> dict[str, str]:
-    texts: dict[str, str] = {}
-    for doc_id in doc_ids:
-        state = persistence.load_state(doc_id)
-        doc = Doc()
-        if state.update:
-            doc.apply_update(state.update)
-        texts[doc_id] = str(doc.get(CONTENTS, type=Text))
-    return texts
+    return {doc_id: persistence.stored_text(doc_id) or "" for doc_id in doc_ids}
 
 
 class TextCache:

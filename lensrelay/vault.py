@@ -7,6 +7,7 @@ import os
 import uuid as uuidlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 from pycrdt import Doc, Text
@@ -42,12 +43,8 @@ class ImportReport:
         return text
 
 
-def read_text(ytext_doc: Doc) -> str:
-    return str(ytext_doc.get(CONTENTS, type=Text))
-
-
 def initial_update(text: str) -> bytes:
-    doc = Doc()
+    doc: Doc[Any] = Doc()
     doc.get(CONTENTS, type=Text).insert(0, text)
     return doc.get_update()
 
@@ -179,11 +176,8 @@ def export_vault(*, folder: Folder, target: Path) -> ExportReport:
             continue
         if document.type != "markdown":
             continue
-        state = persistence.load_state(document.doc_id)
-        doc = Doc()
-        if state.update:
-            doc.apply_update(state.update)
+        text = persistence.stored_text(document.doc_id) or ""
         destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.write_bytes(read_text(doc).encode("utf-8"))
+        destination.write_bytes(text.encode("utf-8"))
         report.files += 1
     return report

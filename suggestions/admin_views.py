@@ -23,7 +23,6 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
-from pycrdt import Doc, Text
 
 from lensrelay.docstore import persistence
 from suggestions.criticmarkup import (
@@ -33,11 +32,10 @@ from suggestions.criticmarkup import (
     accept_edits,
     apply_spans,
     parse,
-    parse_changes,
     reject_edits,
 )
 from suggestions.models import Suggestion
-from suggestions.services import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
+from suggestions.services import Decision, own_changes, suggestion_accept, suggestion_bulk, suggestion_reject
 
 if TYPE_CHECKING:
     from suggestions.admin import SuggestionAdmin
@@ -53,21 +51,6 @@ _OPENING_WIDTH = 3  # "{++", "{--", "{~~", "{==", "{>>"
 
 
 # -- the diff in context ----------------------------------------------------------------------------------
-
-
-def document_text(doc_id: str) -> str | None:
-    """The document's text as persisted (every change is logged before clients see it); None if absent."""
-    state = persistence.load_state(doc_id)
-    if state.update is None:
-        return None
-    doc: Doc[Any] = Doc()
-    doc.apply_update(state.update)
-    return str(doc.get(CONTENTS, type=Text))
-
-
-def own_changes(raw: str, uid: str) -> list[Change]:
-    """The changes in ``raw`` whose marks carry this suggestion's id."""
-    return [c for c in parse_changes(raw) if any((m.metadata or {}).get("id") == uid for m in c.all_marks)]
 
 
 def without_metadata(text: str) -> str:
@@ -167,7 +150,7 @@ def review_diff(suggestion: Suggestion) -> ReviewDiff:
         )
     if suggestion.kind == Suggestion.Kind.DELETE:
         return ReviewDiff(False, f"Delete {suggestion.path}.")
-    raw = document_text(suggestion.doc_id)
+    raw = persistence.stored_text(suggestion.doc_id)
     changes = own_changes(raw, suggestion.uid) if raw is not None else []
     if raw is None or not changes:
         # Decided, stale or superseded: the markup is gone; show what was proposed, without context.

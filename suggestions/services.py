@@ -211,7 +211,8 @@ def _write_groups(room: Room, groups: list[_Group], *, meta: str) -> None:
                 current = current[:position] + edit.insert + current[position:]
 
 
-def _own_changes(raw: str, uid: str) -> list[Change]:
+def own_changes(raw: str, uid: str) -> list[Change]:
+    """The changes in `raw` whose marks carry this suggestion's id."""
     return [c for c in parse_changes(raw) if any((m.metadata or {}).get("id") == uid for m in c.all_marks)]
 
 
@@ -219,7 +220,7 @@ def _hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
     records = []
-    for change in _own_changes(raw, uid):
+    for change in own_changes(raw, uid):
         start = StickyIndex.new(ytext, byte_offset(raw, change.start), Assoc.AFTER)
         end = StickyIndex.new(ytext, byte_offset(raw, change.end), Assoc.BEFORE)
         records.append({"old": change.old, "new": change.new, "start": start.to_json(), "end": end.to_json()})
@@ -293,7 +294,7 @@ async def suggestion_propose_edits(
     view = build_accepted_view(raw)
     if replacement is not None:
         refuse_delimiters(replacement, which="content")
-        new_view_text, occurrences = replacement, []
+        new_view_text, occurrences = replacement, list[int]()
         if new_view_text == view.text:
             raise SuggestionError("No changes to make: the content is exactly the document's current text.")
     else:
@@ -319,7 +320,7 @@ async def suggestion_propose_edits(
 
 
 def _markup_of(raw: str, uid: str) -> list[str]:
-    return [raw[c.start : c.end] for c in _own_changes(raw, uid)]
+    return [raw[c.start : c.end] for c in own_changes(raw, uid)]
 
 
 def _append_comment(room: Room, uid: str, comment: str, meta: str) -> None:
@@ -327,7 +328,7 @@ def _append_comment(room: Room, uid: str, comment: str, meta: str) -> None:
     ytext = room.doc.get(CONTENTS, type=Text)
     with room.transact():
         raw = str(ytext)
-        changes = _own_changes(raw, uid)
+        changes = own_changes(raw, uid)
         if changes:
             text_insert(ytext, current=raw, index=changes[-1].end, value=render_comment(comment, meta))
 
@@ -395,7 +396,7 @@ class StaleSuggestion(SuggestionError):
 def _decide_markup(room: Room, suggestion: Suggestion, *, accept: bool) -> None:
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
-    changes = _own_changes(raw, suggestion.uid)
+    changes = own_changes(raw, suggestion.uid)
     if not changes:
         raise StaleSuggestion(STALE_GONE)
     if len(changes) < len(suggestion.hunks):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
-from pycrdt import merge_updates
+from pycrdt import Doc, Text, merge_updates
 
 from lensrelay.models import Document, YDoc, YSnapshot, YUpdate
 
@@ -36,6 +37,16 @@ def load_state(doc_id: str) -> StoredState:
     updates = ([bytes(snapshot.data)] if snapshot else []) + [bytes(data) for _, data in rows]
     last_id = rows[-1][0] if rows else after
     return StoredState(update=_merged(updates), last_update_id=last_id, log_rows=len(rows))
+
+
+def stored_text(doc_id: str, *, name: str = "contents") -> str | None:
+    """A content document's text as persisted (every change is logged before anyone sees it)."""
+    state = load_state(doc_id)
+    if state.update is None:
+        return None
+    doc: Doc[Any] = Doc()
+    doc.apply_update(state.update)
+    return str(doc.get(name, type=Text))
 
 
 def updates_since(doc_id: str, after_id: int) -> StoredState:

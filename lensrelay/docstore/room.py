@@ -7,9 +7,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pycrdt import Doc, TransactionEvent, merge_updates
+from pycrdt import Doc, Subscription, TransactionEvent, merge_updates
 
 from lensrelay.sync import wire
 from lensrelay.sync.awareness import AwarenessStates
@@ -51,7 +51,7 @@ class Room:
         self.store = store
         self.doc_id = doc_id
         self.kind = kind
-        self.doc = Doc()
+        self.doc: Doc[Any] = Doc()
         self.awareness = AwarenessStates()
         self.clients: dict[Peer, set[int]] = {}
         self.last_used = time.monotonic()
@@ -60,7 +60,7 @@ class Room:
         self._pending: list[tuple[bytes, object]] = []
         self._flush_task: asyncio.Task[None] | None = None
         self._waiters: list[asyncio.Future[None]] = []
-        self._subscription = None
+        self._subscription: Subscription | None = None
 
     # -- loading ---------------------------------------------------------------------------------------
 

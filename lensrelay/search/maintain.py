@@ -18,9 +18,6 @@ import asyncio
 import logging
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from pycrdt import Doc, Text
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.room import Room
@@ -33,7 +30,7 @@ from lensrelay.search.index import (
     search_indexed,
     search_remove_documents,
 )
-from lensrelay.texts import CONTENTS, text_cache, view_of
+from lensrelay.texts import text_cache, view_of
 
 logger = logging.getLogger(__name__)
 
@@ -206,14 +203,6 @@ def _changed_elsewhere(store: DocStore, doc_id: str) -> None:
 # -- full reindex (management command) ---------------------------------------------------------------------
 
 
-def _stored_text(doc_id: str) -> str:
-    state = persistence.load_state(doc_id)
-    doc: Doc[Any] = Doc()
-    if state.update:
-        doc.apply_update(state.update)
-    return str(doc.get(CONTENTS, type=Text))
-
-
 def search_reindex_all(*, batch: int = BATCH) -> int:
     """Rebuild the whole index from stored document states; returns how many documents it holds.
 
@@ -225,6 +214,6 @@ def search_reindex_all(*, batch: int = BATCH) -> int:
     search_remove_documents(doc_ids=[doc_id for doc_id in search_indexed() if doc_id not in current])
     for start in range(0, len(rows), batch):
         chunk = rows[start : start + batch]
-        texts = {row.doc_id: view_of(_stored_text(row.doc_id)) for row in chunk}
+        texts = {row.doc_id: view_of(persistence.stored_text(row.doc_id) or "") for row in chunk}
         _write(chunk, texts, [])
     return len(rows)
