@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.http.request import split_domain_port, validate_host
 
 from lensrelay.auth import Access, aauthenticate_token, access_for_user
 from lensrelay.docstore.room import Room
@@ -79,7 +80,19 @@ class SyncConsumer(AsyncWebsocketConsumer):
         token = (query.get("token") or [None])[0]
         if token:
             return await aauthenticate_token(token)
+        # A browser sends the session cookie to any page's WebSocket: only our own pages may use it.
+        if not self._same_origin():
+            return None
         return access_for_user(self.scope.get("user"))
+
+    def _same_origin(self) -> bool:
+        headers = dict(self.scope.get("headers", []))
+        origin = headers.get(b"origin", b"").decode(errors="replace")
+        if not origin:
+            return True
+        host = urlsplit(origin).netloc
+        domain, _ = split_domain_port(host)
+        return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
     async def _scope(self, doc_id: str) -> tuple[bool, int | None]:
         deadline = asyncio.get_running_loop().time() + UNKNOWN_DOC_GRACE_SECONDS

@@ -217,3 +217,31 @@ async def test_sync_status_102_and_query_awareness(store: Any, note: Any, make_t
     kind, _, payload = decode(await comm.receive_from(timeout=5))
     assert kind == wire.MESSAGE_AWARENESS and payload == b"\x00"
     await comm.disconnect()
+
+
+async def test_staff_session_syncs_read_write_from_our_own_pages_only(store: Any, note: Any) -> None:
+    from channels.routing import URLRouter
+    from django.contrib.auth.models import AnonymousUser, User
+
+    from lensrelay.routing import websocket_urlpatterns
+
+    staff = await sync_to_async(User.objects.create_user)("editor", password="x", is_staff=True)
+    plain = await sync_to_async(User.objects.create_user)("reader", password="x")
+    router = URLRouter(websocket_urlpatterns)
+
+    async def open_as(user: Any, origin: bytes | None) -> WebsocketCommunicator:
+        headers = [(b"origin", origin)] if origin else []
+        comm = WebsocketCommunicator(router, f"/ws/{note.doc_id}", headers=headers)
+        comm.scope["user"] = user
+        connected, _ = await comm.connect()
+        assert connected
+        return comm
+
+    comm = await open_as(staff, b"http://localhost:8000")
+    client = await handshake(comm)
+    await comm.send_to(bytes_data=wire.sync_update(edit(client, 0, "staff ")))
+    await asyncio.sleep(0.1)
+    assert await document_text(store=store, doc_id=note.doc_id) == "staff héllo 😀 中"
+    await comm.disconnect()
+    for user, origin in [(staff, b"https://evil.example"), (plain, None), (AnonymousUser(), None)]:
+        await expect_close(await open_as(user, origin), 4401)
