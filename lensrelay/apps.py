@@ -9,4 +9,5 @@ class LensRelayConfig(AppConfig):
     def ready(self) -> None:
         # These modules register document-store listeners (folder mirroring, text cache) on import.
         from lensrelay import folders, texts  # noqa: F401
+        from lensrelay.links import backlinks  # noqa: F401
         from lensrelay.search import maintain  # noqa: F401

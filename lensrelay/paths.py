@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from lensrelay.auth import Access
 from lensrelay.docstore.store import DocStore
+from lensrelay.links.resolve import LinkTarget
 from lensrelay.models import Document, Folder
 from lensrelay.vaultpath import InvalidPath, has_md_suffix, split_user_path
 
@@ -31,6 +32,14 @@ class DocEntry:
     @property
     def is_markdown(self) -> bool:
         return self.type == "markdown"
+
+    @property
+    def link_target(self) -> LinkTarget:
+        return LinkTarget(folder=self.folder_name, path=self.path)
+
+    @property
+    def uuid(self) -> str:
+        return self.doc_id[37:]  # "{relay id}-{uuid}"
 
 
 def _rows(folder_ids: Iterable[int] | None = None) -> list[DocEntry]:
@@ -134,6 +143,12 @@ class PathIndex:
 
     def all_entries(self) -> list[DocEntry]:
         return list(self._by_doc_id.values())
+
+    def entry_at(self, user_path: str) -> DocEntry | None:
+        return self._by_path.get(user_path)
+
+    def link_targets(self) -> frozenset[LinkTarget]:
+        return frozenset(e.link_target for e in self._by_doc_id.values() if e.is_markdown)
 
 
 def path_index(store: DocStore) -> PathIndex:

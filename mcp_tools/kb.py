@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lensrelay.docstore.store import DocStore, get_store
-from lensrelay.links.graph import LinkGraph
+from lensrelay.links.graph import LinkGraph, link_graph
 from lensrelay.links.resolve import LinkTarget
 from lensrelay.paths import DocEntry, PathIndex, path_index
 from lensrelay.texts import TextCache, text_cache
@@ -23,7 +23,6 @@ class KnowledgeBase:
     store: DocStore
     index: PathIndex
     texts: TextCache
-    graph: LinkGraph
 
     def resolve(self, ctx: ToolContext, file_path: str) -> DocEntry:
         entry = self.index.resolve(ctx.access, file_path)
@@ -50,13 +49,11 @@ class KnowledgeBase:
         return {e.doc_id: _cached_view(raw[e.doc_id]) for e in entries}
 
     def link_graph(self) -> LinkGraph:
-        targets = frozenset(target_of(e) for e in self.index.all_entries() if e.is_markdown)
-        self.graph.set_documents(targets)
-        return self.graph
+        return link_graph(self.store, self.index.link_targets())
 
 
 def target_of(entry: DocEntry) -> LinkTarget:
-    return LinkTarget(folder=entry.folder_name, path=entry.path)
+    return entry.link_target
 
 
 _views: dict[int, tuple[str, str]] = {}
@@ -75,13 +72,8 @@ def _cached_view(raw: str) -> str:
     return view
 
 
-def _link_graph(store: DocStore) -> LinkGraph:
-    return LinkGraph()
-
-
 async def open_kb() -> KnowledgeBase:
     store = get_store()
     index = path_index(store)
     await index.ensure()
-    graph = store.attached(_link_graph)
-    return KnowledgeBase(store=store, index=index, texts=text_cache(store), graph=graph)
+    return KnowledgeBase(store=store, index=index, texts=text_cache(store))

@@ -7,9 +7,13 @@ changes, and the resolver itself is updated incrementally (add/remove), never re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lensrelay.links.parse import WikiLink, extract_wikilinks
 from lensrelay.links.resolve import LinkIndex, LinkTarget, Resolution
+
+if TYPE_CHECKING:
+    from lensrelay.docstore.store import DocStore
 
 
 @dataclass(frozen=True)
@@ -65,3 +69,14 @@ class LinkGraph:
             ),
             key=lambda t: t.user_path,
         )
+
+
+def _new_graph(store: object) -> LinkGraph:
+    return LinkGraph()
+
+
+def link_graph(store: DocStore, targets: frozenset[LinkTarget]) -> LinkGraph:
+    """The store's link graph, brought up to date with the documents that exist."""
+    graph = store.attached(_new_graph)
+    graph.set_documents(targets)
+    return graph

@@ -1,0 +1,85 @@
+"""Keeps each folder document's `backlinks_v0` current (target uuid -> source uuids), as Relay clients
+expect, a moment after a document's text changes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from lensrelay.docstore import folderdoc
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import DocStore, on_change
+from lensrelay.links.graph import link_graph
+from lensrelay.paths import path_index
+from lensrelay.texts import text_cache, view_of
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 1.0
+
+
+class BacklinkIndexer:
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self._dirty: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def schedule(self, doc_id: str) -> None:
+        self._dirty.add(doc_id)
+        if self._task is None or self._task.done():
+            self._task = self.store.spawn(self._run())
+
+    async def _run(self) -> None:
+        await asyncio.sleep(DEBOUNCE_SECONDS)
+        while self._dirty:
+            doc_id = self._dirty.pop()
+            try:
+                await self.reindex(doc_id)
+            except Exception:
+                logger.exception("could not update backlinks of %s", doc_id)
+
+    async def reindex(self, doc_id: str) -> None:
+        index = path_index(self.store)
+        await index.ensure()
+        source = index.by_doc_id(doc_id)
+        if source is None or not source.is_markdown:
+            return
+        text = view_of(await text_cache(self.store).get(doc_id))
+        graph = link_graph(self.store, index.link_targets())
+        targets_by_folder: dict[str, set[str]] = {}
+        for resolved in graph.links(source.link_target, text):
+            target = resolved.resolution.target
+            entry = index.entry_at(target.user_path) if target is not None else None
+            if entry is not None and entry.doc_id != doc_id:
+                targets_by_folder.setdefault(entry.folder_doc_id, set()).add(entry.uuid)
+        for _, folder_doc_id in list(index.folders.values()):
+            room = await self.store.get(folder_doc_id)
+            if room is not None:
+                _update(room, source.uuid, targets_by_folder.get(folder_doc_id, set()))
+
+
+def _update(room: Room, source: str, targets: set[str]) -> None:
+    current = folderdoc.backlinks(room.doc)
+    changes: dict[str, list[str]] = {}
+    for target, sources in current.items():
+        if source in sources and target not in targets:
+            changes[target] = [s for s in sources if s != source]
+    for target in targets:
+        sources = current.get(target, [])
+        if source not in sources:
+            changes[target] = [*sources, source]
+    if changes:
+        with room.transact():
+            for target, sources in changes.items():
+                folderdoc.set_backlinks(room.doc, target=target, sources=sources)
+
+
+def backlink_indexer(store: DocStore) -> BacklinkIndexer:
+    return store.attached(BacklinkIndexer)
+
+
+@on_change
+def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
+    if room.kind == "content":
+        backlink_indexer(room.store).schedule(room.doc_id)

@@ -1,0 +1,48 @@
+"""backlinks_v0 in folder documents follows the links in the texts, as Relay clients expect."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from pycrdt import Text
+
+from lensrelay.docstore import folderdoc
+from lensrelay.docstore.offsets import text_replace
+from lensrelay.documents import document_create
+from lensrelay.links import backlinks
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def backlinks_settle(store: Any, folder: Any, want: dict[str, list[str]]) -> dict[str, list[str]]:
+    room = await store.get(folder.doc_id)
+    current: dict[str, list[str]] = {}
+    for _ in range(60):
+        current = folderdoc.backlinks(room.doc)
+        if current == want:
+            break
+        await asyncio.sleep(0.1)
+    return current
+
+
+async def test_backlinks_follow_links_added_and_removed(store: Any, make_folder: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+    folder = await sync_to_async(make_folder)("Lens")
+    target = await document_create(store=store, folder=folder, path="/Notes/Target.md", text="# Target\n")
+    source = await document_create(store=store, folder=folder, path="/Source.md", text="see [[Target]]\n")
+    other = await document_create(store=store, folder=folder, path="/Other.md", text="`[[Target]]` is code\n")
+    assert await backlinks_settle(store, folder, {target.uuid: [source.uuid]}) == {target.uuid: [source.uuid]}
+    room = await store.get(other.doc_id)
+    ytext = room.doc.get("contents", type=Text)
+    with room.transact():
+        text_replace(ytext, current=str(ytext), start=0, end=len(str(ytext)), value="now [[Notes/Target|t]]\n")
+    want = {target.uuid: sorted([source.uuid, other.uuid])}
+    assert await backlinks_settle(store, folder, want) == want
+    room = await store.get(source.doc_id)
+    ytext = room.doc.get("contents", type=Text)
+    with room.transact():
+        text_replace(ytext, current=str(ytext), start=0, end=len(str(ytext)), value="no links\n")
+    assert await backlinks_settle(store, folder, {target.uuid: [other.uuid]}) == {target.uuid: [other.uuid]}
