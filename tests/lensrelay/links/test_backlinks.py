@@ -17,6 +17,13 @@ from lensrelay.links import backlinks
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+async def rewrite(store: Any, doc_id: str, text: str) -> None:
+    room = await store.get(doc_id)
+    ytext = room.doc.get("contents", type=Text)
+    with room.transact():
+        text_replace(ytext, current=str(ytext), start=0, end=len(str(ytext)), value=text)
+
+
 async def backlinks_settle(store: Any, folder: Any, want: dict[str, list[str]]) -> dict[str, list[str]]:
     room = await store.get(folder.doc_id)
     current: dict[str, list[str]] = {}
@@ -28,21 +35,17 @@ async def backlinks_settle(store: Any, folder: Any, want: dict[str, list[str]]) 
     return current
 
 
-async def test_backlinks_follow_links_added_and_removed(store: Any, make_folder: Any, monkeypatch: Any) -> None:
+async def test_backlinks_follow_links_added_and_removed(
+    store: Any, make_folder: Any, monkeypatch: Any
+) -> None:
     monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
     folder = await sync_to_async(make_folder)("Lens")
     target = await document_create(store=store, folder=folder, path="/Notes/Target.md", text="# Target\n")
     source = await document_create(store=store, folder=folder, path="/Source.md", text="see [[Target]]\n")
     other = await document_create(store=store, folder=folder, path="/Other.md", text="`[[Target]]` is code\n")
     assert await backlinks_settle(store, folder, {target.uuid: [source.uuid]}) == {target.uuid: [source.uuid]}
-    room = await store.get(other.doc_id)
-    ytext = room.doc.get("contents", type=Text)
-    with room.transact():
-        text_replace(ytext, current=str(ytext), start=0, end=len(str(ytext)), value="now [[Notes/Target|t]]\n")
+    await rewrite(store, other.doc_id, "now [[Notes/Target|t]]\n")
     want = {target.uuid: sorted([source.uuid, other.uuid])}
     assert await backlinks_settle(store, folder, want) == want
-    room = await store.get(source.doc_id)
-    ytext = room.doc.get("contents", type=Text)
-    with room.transact():
-        text_replace(ytext, current=str(ytext), start=0, end=len(str(ytext)), value="no links\n")
+    await rewrite(store, source.doc_id, "no links\n")
     assert await backlinks_settle(store, folder, {target.uuid: [other.uuid]}) == {target.uuid: [other.uuid]}
