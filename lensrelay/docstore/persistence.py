@@ -69,8 +69,12 @@ def append_update(doc_id: str, update: bytes, *, is_content: bool, writer: str) 
     with transaction.atomic():
         row = YUpdate.objects.create(doc_id=doc_id, data=update, writer=writer)
         if is_content:
-            Document.objects.filter(doc_id=doc_id).update(modified=timezone.now())
+            touch_modified(doc_id)
     return row.id
+
+
+def touch_modified(doc_id: str) -> None:
+    Document.objects.filter(doc_id=doc_id).update(modified=timezone.now())
 
 
 def compact(doc_id: str) -> int:

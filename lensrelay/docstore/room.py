@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pycrdt import Doc, Subscription, TransactionEvent, merge_updates
 
+from lensrelay.docstore import persistence
 from lensrelay.sync import wire
 from lensrelay.sync.awareness import AwarenessStates
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EMPTY_UPDATE = b"\x00\x00"
+MODIFIED_RESOLUTION_SECONDS = 2.0
 
 
 class Peer(Protocol):
@@ -56,6 +58,8 @@ class Room:
         self.clients: dict[Peer, set[int]] = {}
         self.last_used = time.monotonic()
         self.log_rows = 0
+        self._modified_at = 0.0
+        self._modified_trailing = False
         self._origin: object = SERVER
         self._pending: list[tuple[bytes, object]] = []
         self._flush_task: asyncio.Task[None] | None = None
@@ -115,7 +119,29 @@ class Room:
         self._waiters.append(waiter)
         await waiter
 
+    def modified_is_due(self) -> bool:
+        """Whether to bump the document's modified time with this update: at most every few seconds,
+        so a burst of keystrokes is one row write each, not two."""
+        now = time.monotonic()
+        wait = self._modified_at + MODIFIED_RESOLUTION_SECONDS - now
+        if wait <= 0:
+            self._modified_at = now
+            return True
+        if not self._modified_trailing:
+            # The last change of a burst still gets its time, a moment later.
+            self._modified_trailing = True
+            asyncio.get_running_loop().call_later(wait, self._touch_modified)
+        return False
+
+    def _touch_modified(self) -> None:
+        self._modified_trailing = False
+        self._modified_at = time.monotonic()
+        self.store.spawn(self.store.db(persistence.touch_modified, self.doc_id))
+
     async def _flush(self) -> None:
+        if self.store.batch_seconds:
+            # Gather a burst from several clients into one logged row and one frame per client.
+            await asyncio.sleep(self.store.batch_seconds)
         while self._pending:
             batch, self._pending = self._pending, []
             to_log = [update for update, origin in batch if getattr(origin, "persist", True)]

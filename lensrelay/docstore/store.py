@@ -83,6 +83,7 @@ class DocStore:
         self.idle_seconds = settings.LENSRELAY_IDLE_UNLOAD_SECONDS
         self.poll_seconds = settings.LENSRELAY_POLL_SECONDS
         self.compact_after = settings.LENSRELAY_COMPACT_AFTER_UPDATES
+        self.batch_seconds = settings.LENSRELAY_BATCH_MS / 1000
         # Only worth it with several processes: the in-memory layer has no one else to reach.
         self.peers: PeerBus | None = PeerBus(self) if settings.REDIS_URL else None
 
@@ -111,7 +112,7 @@ class DocStore:
                     persistence.append_update,
                     room.doc_id,
                     update,
-                    is_content=room.kind == "content",
+                    is_content=room.kind == "content" and room.modified_is_due(),
                     writer=self.writer,
                 )
             except Exception:
