@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
 
 from django.db import transaction
 from django.utils import timezone
@@ -25,6 +25,8 @@ from lensrelay.search.maintain import search_folder_changed
 from lensrelay.vaultpath import InvalidPath, validate_relative_path
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 def relay_prefix(folder_doc_id: str) -> str:
@@ -67,23 +69,45 @@ def sync_folder_documents(*, folder_id: int, entries: dict[str, FileEntry]) -> N
     by_uuid = {entry.uuid: entry for entry in valid.values()}
     with transaction.atomic():
         rows = {row.uuid: row for row in Document.objects.select_for_update().filter(folder=folder)}
-        Document.objects.filter(folder=folder).exclude(uuid__in=by_uuid).delete()
+        gone = [row.pk for uuid, row in rows.items() if uuid not in by_uuid]
+        for pks in _chunks(gone):
+            Document.objects.filter(pk__in=pks).delete()
         moved = [row for uuid, row in rows.items() if uuid in by_uuid and row.path != by_uuid[uuid].path]
         # Park moved rows on unique temporary paths first, so swaps never collide on (folder, path).
         for parked in moved:
             Document.objects.filter(pk=parked.pk).update(path=f"//moving-{parked.pk}")
         now = timezone.now()
+        new = {content_doc_id(folder, uuid): entry for uuid, entry in by_uuid.items() if uuid not in rows}
+        elsewhere: set[str] = set()
+        for doc_ids in _chunks(list(new)):
+            elsewhere.update(Document.objects.filter(doc_id__in=doc_ids).values_list("doc_id", flat=True))
+        YDoc.objects.bulk_create(
+            [YDoc(doc_id=doc_id, kind=YDoc.Kind.CONTENT) for doc_id in new],
+            ignore_conflicts=True,
+            batch_size=500,
+        )
+        Document.objects.bulk_create(
+            [
+                Document(folder=folder, uuid=entry.uuid, doc_id=doc_id, path=entry.path, type=entry.type)
+                for doc_id, entry in new.items()
+                if doc_id not in elsewhere
+            ],
+            batch_size=500,
+        )
+        for doc_id in elsewhere:  # an entry that moved here from another folder
+            entry = new[doc_id]
+            Document.objects.filter(doc_id=doc_id).update(
+                folder=folder, uuid=entry.uuid, path=entry.path, type=entry.type, modified=now
+            )
         for uuid, entry in by_uuid.items():
             existing = rows.get(uuid)
-            if existing is None:
-                doc_id = content_doc_id(folder, uuid)
-                YDoc.objects.get_or_create(doc_id=doc_id, defaults={"kind": YDoc.Kind.CONTENT})
-                Document.objects.update_or_create(
-                    doc_id=doc_id,
-                    defaults={"folder": folder, "uuid": uuid, "path": entry.path, "type": entry.type},
-                )
-            elif existing.path != entry.path or existing.type != entry.type:
+            if existing is not None and (existing.path != entry.path or existing.type != entry.type):
                 Document.objects.filter(pk=existing.pk).update(path=entry.path, type=entry.type, modified=now)
+
+
+def _chunks(items: list[T], size: int = 500) -> Iterator[list[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 class FolderMirror:

@@ -36,7 +36,7 @@ def room_text(room: Room) -> str:
 
 
 def _load_texts(doc_ids: list[str]) -> dict[str, str]:
-    return {doc_id: persistence.stored_text(doc_id) or "" for doc_id in doc_ids}
+    return persistence.stored_texts(doc_ids)
 
 
 class TextCache:

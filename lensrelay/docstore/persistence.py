@@ -49,6 +49,29 @@ def stored_text(doc_id: str, *, name: str = "contents") -> str | None:
     return str(doc.get(name, type=Text))
 
 
+def stored_texts(doc_ids: list[str], *, name: str = "contents") -> dict[str, str]:
+    """Many documents' texts in a few queries (for warming caches and indexes after an import)."""
+    texts: dict[str, str] = {}
+    for start in range(0, len(doc_ids), 500):
+        chunk = doc_ids[start : start + 500]
+        snapshots = {
+            s.doc_id: (bytes(s.data), s.upto_update_id) for s in YSnapshot.objects.filter(doc_id__in=chunk)
+        }
+        updates: dict[str, list[bytes]] = {doc_id: [] for doc_id in chunk}
+        rows = YUpdate.objects.filter(doc_id__in=chunk).order_by("id").values_list("doc_id", "id", "data")
+        for doc_id, row_id, data in rows:
+            if row_id > snapshots.get(doc_id, (b"", 0))[1]:
+                updates[doc_id].append(bytes(data))
+        for doc_id in chunk:
+            doc: Doc[Any] = Doc()
+            if doc_id in snapshots:
+                doc.apply_update(snapshots[doc_id][0])
+            for update in updates[doc_id]:
+                doc.apply_update(update)
+            texts[doc_id] = str(doc.get(name, type=Text))
+    return texts
+
+
 def updates_since(doc_id: str, after_id: int) -> StoredState:
     """What other workers logged after `after_id`; falls back to the snapshot if compaction passed it."""
     snapshot = YSnapshot.objects.filter(doc_id=doc_id).first()
