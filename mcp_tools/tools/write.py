@@ -3,7 +3,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from lensrelay.vaultpath import InvalidPath, split_user_path, validate_relative_path, with_md_suffix
-from mcp_tools.kb import open_kb
+from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read
 from suggestions.services import SuggestionError, suggestion_propose_create, suggestion_propose_edits
@@ -69,10 +69,7 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
     )
 
 
-def _new_location(ctx: ToolContext, kb: object, file_path: str) -> tuple[int, str]:
-    from mcp_tools.kb import KnowledgeBase
-
-    assert isinstance(kb, KnowledgeBase)
+def _new_location(ctx: ToolContext, kb: KnowledgeBase, file_path: str) -> tuple[int, str]:
     try:
         folder_name, relative = split_user_path(with_md_suffix(file_path))
         validate_relative_path(relative)
