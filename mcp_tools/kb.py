@@ -65,10 +65,9 @@ def _cached_view(raw: str) -> str:
     if cached is not None and cached[0] is raw:
         return cached[1]
     view = accepted_text(raw)
-    if view is not raw:
-        if len(_views) > 50_000:
-            _views.clear()  # old texts are kept alive by this cache; bound it
-        _views[id(raw)] = (raw, view)
+    if len(_views) > 50_000:
+        _views.clear()  # old texts are kept alive by this cache; bound it
+    _views[id(raw)] = (raw, view)
     return view
 
 

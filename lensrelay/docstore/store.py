@@ -78,6 +78,7 @@ class DocStore:
         self._compacting: set[str] = set()
         self._background: set[asyncio.Task[Any]] = set()
         self._cursor: int | None = None
+        self._caught_up: set[int] = set()
         self._maintenance: asyncio.Task[None] | None = None
         self._attached: dict[Callable[..., Any], Any] = {}
         self.idle_seconds = settings.LENSRELAY_IDLE_UNLOAD_SECONDS
@@ -228,8 +229,14 @@ class DocStore:
             writer=self.writer,
         )
         applied = 0
+        floor = max(0, self._cursor - self.CATCH_UP_WINDOW)
+        self._caught_up = {i for i in self._caught_up if i > floor}
         for row_id, doc_id, data in rows:
             self._cursor = max(self._cursor, row_id)
+            # The window is re-read on every poll (late commits); each row is handled once.
+            if row_id in self._caught_up:
+                continue
+            self._caught_up.add(row_id)
             room = self.rooms.get(doc_id)
             if room is None:
                 for listener in _foreign_listeners:

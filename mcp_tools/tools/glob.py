@@ -3,7 +3,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from lensrelay.models import Document
-from mcp_tools.engines.globbing import glob_paths
+from mcp_tools.engines.globbing import compile_glob, glob_paths
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 
@@ -36,6 +36,12 @@ def _mtimes(doc_ids: list[str]) -> dict[str, float]:
 async def glob(ctx: ToolContext, args: GlobArgs) -> str:
     kb = await open_kb()
     entries = kb.visible(ctx, scope=args.path)
+    try:
+        matches = compile_glob(args.pattern, scope=args.path)
+    except ValueError as exc:
+        raise ToolError(f"Error: {exc}") from exc
+    # Modification times of the matches only, not of every visible document.
+    entries = [e for e in entries if matches(e.user_path)]
     mtimes = await kb.store.db(_mtimes, [e.doc_id for e in entries])
     try:
         return glob_paths(

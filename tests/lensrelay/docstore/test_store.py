@@ -122,6 +122,7 @@ async def test_updates_logged_by_another_process_reach_loaded_rooms(store: Any, 
     assert str(room.doc.get("contents", type=Text)) == "elsewhere: start"
     assert len(peer.frames) == 1  # broadcast to the clients here...
     assert await own_rows() == logged_here  # ...but not logged a second time
+    assert await store.catch_up() == 0  # each logged row is handled once, however often it is re-read
 
 
 async def test_idle_rooms_unload_and_reload_from_the_database(store: Any, note: Any) -> None:

@@ -1,0 +1,386 @@
+"""Latency of the MCP read tools over HTTP with many concurrent callers, against the official SDK's server.
+
+On the 10,000-note vault of ``bench.run_grep`` (imported; ``--cache`` shared with it), C clients each open
+their own MCP session on their own keep-alive connection and make K calls back to back, all clients at
+once; every call is timed from sending the request to the parsed reply. One phase per tool:
+
+- ``ping``: the transport alone (auth, session check, JSON-RPC), the floor under every tool;
+- ``read`` of a random note (whole, ``cat -n``), ``glob`` with one of a few patterns (at most 100 paths,
+  newest first), ``search`` with one of a few queries (ranked, 20 results with snippets).
+
+The peer, run in the same invocation on the same machine: the official MCP Python SDK's ``MCPServer``
+(streamable HTTP under uvicorn, stateful sessions) serving ``read`` and ``glob`` with the same output
+format from the exported vault on disk, which is how a file-system MCP server answers. It has no full-text
+search; ``search`` is compared with our own ``ping``. Before the timed phases our server's text cache is
+loaded by a ``grep`` (as ``run_grep`` does) and every session makes one untimed call of the tool.
+Each phase is bounded (``--phase-seconds``): callers start no call after that; the table gives the calls made.
+
+    .venv/bin/python -m bench.run_mcp_latency [--clients 20] [--calls 50] [--cache /tmp/lensrelay-bench-cache]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import harness
+from bench.run_grep import (
+    FOLDER,
+    McpSession,
+    PreparedVault,
+    add_vault_arguments,
+    exported_paths,
+    prepare_vault,
+    progress,
+)
+from tests.e2e.liveserver import HOST, LiveServer
+
+GLOB_PATTERNS = (
+    f"{FOLDER}/Projects/**/*.md",
+    f"{FOLDER}/**/Daily 0*.md",
+    f"{FOLDER}/Ideas/*.md",
+    f"{FOLDER}/**/*{{042,137}}*.md",
+)
+SEARCH_QUERIES = ("reading garden", "rocket", '"merge history"', "zürich", "insight -archive", "sync*")
+PEER_GLOB_LIMIT = 100
+PEER_READ_LIMIT = 2000
+PEER_LINE_CHARS = 2000
+
+ArgsFactory = Callable[[random.Random], dict[str, Any]]
+
+
+# --------------------------------------------------------------------- the peer: the SDK's own server
+
+
+def serve_peer(root: Path, port: int) -> None:
+    """``read`` and ``glob`` over files under ``root``, shaped like ours, on the SDK's MCPServer."""
+    from mcp.server.mcpserver import MCPServer
+    from wcmatch import glob as wcglob
+
+    root = root.resolve()
+    server = MCPServer("peer-files", log_level="WARNING")
+
+    @server.tool(name="read", structured_output=False)
+    def read(file_path: str, offset: int = 1, limit: int = PEER_READ_LIMIT) -> str:
+        path = (root / file_path).resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            raise ValueError(f"Error: Document not found: {file_path}")
+        lines = path.read_text().splitlines()[offset - 1 : offset - 1 + limit]
+        return "\n".join(f"{n:>6}\t{line[:PEER_LINE_CHARS]}" for n, line in enumerate(lines, start=offset))
+
+    @server.tool(name="glob", structured_output=False)
+    def glob(pattern: str) -> str:
+        found = wcglob.glob(pattern, root_dir=str(root), flags=wcglob.GLOBSTAR | wcglob.BRACE)
+        found.sort(key=lambda p: os.stat(root / p).st_mtime, reverse=True)
+        if not found:
+            return "No files found"
+        shown = "\n".join(found[:PEER_GLOB_LIMIT])
+        return shown if len(found) <= PEER_GLOB_LIMIT else f"{shown}\n(Results are truncated.)"
+
+    server.run("streamable-http", host=HOST, port=port)
+
+
+def peer_server(workdir: Path, export_root: Path) -> LiveServer:
+    data_dir = workdir / "peer"
+    return LiveServer(
+        lambda port: [
+            sys.executable,
+            "-m",
+            "bench.run_mcp_latency",
+            "--serve-peer",
+            str(export_root),
+            str(port),
+        ],
+        {"PYTHONPATH": str(harness.REPO_ROOT)},
+        None,
+        data_dir=data_dir,
+        cwd=harness.REPO_ROOT,
+        name="sdk-peer",
+    )
+
+
+# --------------------------------------------------------------------- load
+
+
+@dataclass
+class Phase:
+    server: str
+    tool: str
+    clients: int
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    skipped: int = 0
+    wall: float = 0.0
+    server_cpu: float = 0.0
+    client_cpu: float = 0.0
+
+    def percentile(self, p: float) -> float:
+        ordered = sorted(self.latencies)
+        if not ordered:
+            return float("nan")
+        return ordered[min(len(ordered) - 1, max(0, int(-(-p * len(ordered) // 100)) - 1))]
+
+
+def process_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def run_phase(
+    *,
+    label: str,
+    server: LiveServer,
+    sessions: list[McpSession],
+    tool: str,
+    make_args: ArgsFactory,
+    calls: int,
+    seed: int,
+    deadline_seconds: float,
+) -> Phase:
+    phase = Phase(server=label, tool=tool, clients=len(sessions))
+    # One untimed call per session first: connection, session row and code paths warm.
+    await asyncio.gather(
+        *(one_call(s, tool, make_args(random.Random(seed - i))) for i, s in enumerate(sessions))
+    )
+    assert server.pid is not None
+    deadline = time.perf_counter() + deadline_seconds
+
+    async def caller(index: int, session: McpSession) -> None:
+        rng = random.Random(seed * 1000 + index)
+        for done in range(calls):
+            if time.perf_counter() > deadline:
+                phase.skipped += calls - done
+                return
+            started = time.perf_counter()
+            try:
+                await one_call(session, tool, make_args(rng))
+            except Exception as exc:  # a failed call is counted and shown, not fatal
+                phase.errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+                continue
+            phase.latencies.append(time.perf_counter() - started)
+
+    cpu_before, client_before, started = harness.cpu_seconds(server.pid), process_cpu(), time.perf_counter()
+    await asyncio.gather(*(caller(i, s) for i, s in enumerate(sessions)))
+    phase.wall = time.perf_counter() - started
+    phase.server_cpu = harness.cpu_seconds(server.pid) - cpu_before
+    phase.client_cpu = process_cpu() - client_before
+    return phase
+
+
+async def one_call(session: McpSession, tool: str, arguments: dict[str, Any]) -> None:
+    if tool == "ping":
+        await session.request("ping")
+        return
+    reply = await session.call(tool, arguments)
+    if reply.is_error:
+        raise harness.BenchError(f"{tool} {arguments}: {reply.text[:200]}")
+
+
+def tool_arguments(paths: list[str]) -> dict[str, ArgsFactory]:
+    return {
+        "ping": lambda rng: {},
+        "read": lambda rng: {"file_path": rng.choice(paths)},
+        "glob": lambda rng: {"pattern": rng.choice(GLOB_PATTERNS)},
+        "search": lambda rng: {"query": rng.choice(SEARCH_QUERIES)},
+    }
+
+
+# --------------------------------------------------------------------- the benchmark
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_vault_arguments(parser)
+    parser.add_argument("--clients", type=int, default=20, help="concurrent callers, one session each")
+    parser.add_argument("--calls", type=int, default=50, help="calls per caller per tool")
+    parser.add_argument("--tools", default="ping,read,glob,search")
+    parser.add_argument("--solo-calls", type=int, default=20, help="calls of the one-client phase")
+    parser.add_argument(
+        "--phase-seconds",
+        type=float,
+        default=10.0,
+        help="bound on each phase: callers start no call after this many seconds (the total stays under "
+        "3 minutes); the table gives the calls completed",
+    )
+    parser.add_argument("--serve-peer", nargs=2, metavar=("ROOT", "PORT"), help=argparse.SUPPRESS)
+    harness.add_source_arguments(parser)
+    return parser.parse_args(argv)
+
+
+async def measure(args: argparse.Namespace, prepared: PreparedVault, peer: LiveServer) -> list[Phase]:
+    ours = prepared.server
+    token = harness.create_token(ours, role="view")
+    paths = exported_paths(prepared)
+    factories = tool_arguments(paths)
+    tools = args.tools.split(",")
+    warm = McpSession(f"{ours.http_url}/mcp", token, name="bench-warm")
+    await warm.open()
+    progress("loading our text cache (one grep)")
+    await warm.call("grep", {"pattern": "04242"})
+    await warm.close()
+
+    servers = {"ours": ours, "SDK peer": peer}
+    sessions: dict[str, list[McpSession]] = {}
+    for label, server in servers.items():
+        # The peer ignores the bearer token; sending it keeps the requests byte-for-byte alike.
+        sessions[label] = [
+            McpSession(f"{server.http_url}/mcp", token, name=f"bench-{i}") for i in range(args.clients)
+        ]
+        await asyncio.gather(*(s.open() for s in sessions[label]))
+    phases: list[Phase] = []
+    try:
+        for number, tool in enumerate(tools):
+            order = list(servers) if number % 2 == 0 else list(reversed(servers))
+            for label in order:
+                if label == "SDK peer" and tool == "search":
+                    continue
+                for count in (1, args.clients):
+                    phase = await run_phase(
+                        label=label,
+                        server=servers[label],
+                        sessions=sessions[label][:count],
+                        tool=tool,
+                        make_args=factories[tool],
+                        calls=args.solo_calls if count == 1 else args.calls,
+                        seed=7 + number,
+                        deadline_seconds=args.phase_seconds,
+                    )
+                    phases.append(phase)
+                    p50, p99 = 1000 * phase.percentile(50), 1000 * phase.percentile(99)
+                    progress(
+                        f"{label:<8} {tool:<7} {count:>3} clients: p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  "
+                        f"{len(phase.latencies) / phase.wall:6.1f} calls/s  errors {len(phase.errors)}  "
+                        f"not started {phase.skipped}"
+                    )
+    finally:
+        for group in sessions.values():
+            await asyncio.gather(*(s.close() for s in group), return_exceptions=True)
+    return phases
+
+
+def report(phases: list[Phase], args: argparse.Namespace) -> None:
+    floor = {(p.server, p.clients): p for p in phases if p.tool == "ping"}
+    by_key = {(p.server, p.tool, p.clients): p for p in phases}
+    rows = []
+    for phase in phases:
+        peer = by_key.get(("SDK peer", phase.tool, phase.clients)) if phase.server == "ours" else None
+        baseline = peer if peer is not None else floor.get(("ours", phase.clients))
+        if phase.server != "ours" or baseline is None:
+            vs = "-"
+        elif peer is not None:
+            vs = (
+                f"{harness.ratio(phase.percentile(50), peer.percentile(50))} / "
+                f"{harness.ratio(phase.percentile(99), peer.percentile(99))} (peer)"
+            )
+        elif phase.tool != "ping":
+            vs = (
+                f"{harness.ratio(phase.percentile(50), baseline.percentile(50))} / "
+                f"{harness.ratio(phase.percentile(99), baseline.percentile(99))} (our ping)"
+            )
+        else:
+            vs = "-"
+        done = len(phase.latencies)
+        rows.append(
+            [
+                phase.tool,
+                phase.server,
+                phase.clients,
+                f"{done:,} in {phase.wall:.1f} s" + (" (bound)" if phase.skipped else ""),
+                f"{1000 * phase.percentile(50):.1f}",
+                f"{1000 * phase.percentile(90):.1f}",
+                f"{1000 * phase.percentile(99):.1f}",
+                f"{1000 * max(phase.latencies, default=float('nan')):.0f}",
+                f"{done / phase.wall:,.0f}" if phase.wall else "-",
+                f"{1000 * phase.server_cpu / max(done, 1):.1f}",
+                f"{1000 * phase.client_cpu / max(done, 1):.1f}",
+                len(phase.errors),
+                vs,
+            ]
+        )
+    print(
+        harness.table(
+            [
+                "tool",
+                "server",
+                "clients",
+                "calls completed",
+                "p50 ms",
+                "p90 ms",
+                "p99 ms",
+                "max ms",
+                "calls/s",
+                "server CPU ms/call",
+                "load-generator CPU ms/call",
+                "errors",
+                "ours/peer p50 / p99",
+            ],
+            rows,
+        )
+    )
+    errors = [(p, e) for p in phases for e in p.errors[:2]]
+    for phase, error in errors:
+        print(f"- error in {phase.server} {phase.tool} x{phase.clients}: {error}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.serve_peer:
+        serve_peer(Path(args.serve_peer[0]), int(args.serve_peer[1]))
+        return 0
+    workdir = Path(tempfile.mkdtemp(prefix="lensrelay-bench-mcp-"))
+    started = time.monotonic()
+    source, source_text = harness.resolve_source(args, workdir)
+    harness.print_header("MCP read tools: latency under concurrent callers", source=source_text)
+    prepared = prepare_vault(args, workdir, source)
+    peer = peer_server(workdir, prepared.export_root)
+    try:
+        progress("starting our server and the SDK peer")
+        prepared.server.start()
+        peer.start()
+        phases = asyncio.run(measure(args, prepared, peer))
+    finally:
+        prepared.server.kill()
+        peer.kill()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    stats = prepared.stats
+    sdk_version = subprocess.run(
+        [sys.executable, "-c", "import importlib.metadata as m; print(m.version('mcp'))"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    print(
+        f"Vault: {stats.notes:,} notes in {stats.folders:,} folders, {stats.bytes / 1e6:.1f} MB; database "
+        f"{prepared.built}. Peer: `mcp` {sdk_version} `MCPServer`, streamable HTTP, on the export. "
+        f"Server environment: {', '.join(args.env) or 'defaults'}.\n"
+    )
+    print(
+        f"Each phase: 1 client making {args.solo_calls} calls, then {args.clients} concurrent clients making "
+        f"{args.calls} calls each, every client with its own session and connection, back to back; a phase "
+        f'stops starting calls after {args.phase_seconds:.0f} s ("(bound)": not every call was made). '
+        f"Percentiles over all calls completed in the phase. "
+        f"CPU per call: server process (all threads) and this load generator (same machine, "
+        f"{os.cpu_count()} CPUs).\n"
+    )
+    report(phases, args)
+    print(f"\nWall time {time.monotonic() - started:.0f} s; load average at end {harness.load_average()}.")
+    return 0 if not any(p.errors for p in phases) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
