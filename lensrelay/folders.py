@@ -6,7 +6,6 @@ write) the rows below follow, so the admin, the API and the path resolver can qu
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ from pycrdt import Doc
 
 from lensrelay.docstore import folderdoc, persistence
 from lensrelay.docstore.folderdoc import FileEntry
+from lensrelay.docstore.later import Later
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, get_store, on_change, on_load
 from lensrelay.models import Document, Folder, YDoc
@@ -110,36 +110,16 @@ def _chunks(items: list[T], size: int = 500) -> Iterator[list[T]]:
         yield items[start : start + size]
 
 
-class FolderMirror:
-    """Runs `sync_folder_documents` after folder documents change, coalescing bursts of changes."""
+def _mirror_later(store: DocStore) -> Later:
+    """Mirrors folder documents after they change, coalescing bursts of changes."""
 
-    def __init__(self, store: DocStore) -> None:
-        self.store = store
-        self._dirty: set[str] = set()
-        self._task: asyncio.Task[None] | None = None
+    async def mirror(doc_id: str) -> None:
+        room = store.rooms.get(doc_id)
+        folder_id = await store.db(_folder_id_for_doc, doc_id) if room is not None else None
+        if room is not None and folder_id is not None:
+            await mirror_folder(store, folder_id=folder_id, room=room)
 
-    def schedule(self, room: Room) -> None:
-        self._dirty.add(room.doc_id)
-        if self._task is None or self._task.done():
-            self._task = self.store.spawn(self._run())
-
-    async def settled(self) -> None:
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
-
-    async def _run(self) -> None:
-        while self._dirty:
-            doc_id = self._dirty.pop()
-            room = self.store.rooms.get(doc_id)
-            if room is None:
-                continue
-            folder_id = await self.store.db(_folder_id_for_doc, doc_id)
-            if folder_id is None:
-                continue
-            try:
-                await mirror_folder(self.store, folder_id=folder_id, room=room)
-            except Exception:
-                logger.exception("could not mirror folder document %s", doc_id)
+    return Later(store, mirror, delay=lambda: 0.0)
 
 
 async def mirror_folder(store: DocStore, *, folder_id: int, room: Room) -> None:
@@ -153,20 +133,20 @@ def _folder_id_for_doc(doc_id: str) -> int | None:
     return Folder.objects.filter(doc_id=doc_id).values_list("id", flat=True).first()
 
 
-def mirror_for(store: DocStore) -> FolderMirror:
-    return store.attached(FolderMirror)
+def mirror_for(store: DocStore) -> Later:
+    return store.attached(_mirror_later)
 
 
 @on_change
 def _folder_changed(room: Room, updates: Sequence[bytes]) -> None:
     if room.kind == YDoc.Kind.FOLDER:
-        mirror_for(room.store).schedule(room)
+        mirror_for(room.store).add(room.doc_id)
 
 
 @on_load
 def _folder_loaded(room: Room) -> None:
     if room.kind == YDoc.Kind.FOLDER:
-        mirror_for(room.store).schedule(room)
+        mirror_for(room.store).add(room.doc_id)
 
 
 async def folder_settled() -> None:

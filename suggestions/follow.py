@@ -3,21 +3,18 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Sequence
 
 from django.utils import timezone
 from pycrdt import StickyIndex, Text
 
+from lensrelay.docstore.later import Later
 from lensrelay.docstore.offsets import char_index
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.texts import CONTENTS
 from suggestions.criticmarkup import parse
 from suggestions.models import Suggestion
-
-logger = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.3
 
@@ -67,38 +64,24 @@ def outcome_in_text(room: Room, suggestion: Suggestion) -> str | None:
     return verdicts.pop() if len(verdicts) == 1 else Suggestion.Status.STALE
 
 
-class Follower:
-    def __init__(self, store: DocStore) -> None:
-        self.store = store
-        self._dirty: set[str] = set()
-        self._task: asyncio.Task[None] | None = None
+def _follower(store: DocStore) -> Later:
+    async def follow(doc_id: str) -> None:
+        room = store.rooms.get(doc_id)
+        if room is None:
+            return
+        pending = await store.db(_pending, doc_id)
+        decided = [(s.pk, o) for s in pending if (o := outcome_in_text(room, s)) is not None]
+        if decided:
+            await store.db(_settle, decided)
 
-    def schedule(self, doc_id: str) -> None:
-        self._dirty.add(doc_id)
-        if self._task is None or self._task.done():
-            self._task = self.store.spawn(self._run())
-
-    async def _run(self) -> None:
-        await asyncio.sleep(DEBOUNCE_SECONDS)
-        while self._dirty:
-            doc_id = self._dirty.pop()
-            room = self.store.rooms.get(doc_id)
-            if room is None:
-                continue
-            try:
-                pending = await self.store.db(_pending, doc_id)
-                decided = [(s.pk, o) for s in pending if (o := outcome_in_text(room, s)) is not None]
-                if decided:
-                    await self.store.db(_settle, decided)
-            except Exception:
-                logger.exception("could not follow suggestions of %s", doc_id)
+    return Later(store, follow, delay=lambda: DEBOUNCE_SECONDS)
 
 
-def follower_for(store: DocStore) -> Follower:
-    return store.attached(Follower)
+def follower_for(store: DocStore) -> Later:
+    return store.attached(_follower)
 
 
 @on_change
 def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
     if room.kind == "content":
-        follower_for(room.store).schedule(room.doc_id)
+        follower_for(room.store).add(room.doc_id)

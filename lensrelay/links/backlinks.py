@@ -3,60 +3,38 @@ expect, a moment after a document's text changes."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Sequence
 
 from lensrelay.docstore import folderdoc
+from lensrelay.docstore.later import Later
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.links.graph import link_graph
 from lensrelay.paths import path_index
 from lensrelay.texts import text_cache, view_of
 
-logger = logging.getLogger(__name__)
-
 DEBOUNCE_SECONDS = 1.0
 
 
-class BacklinkIndexer:
-    def __init__(self, store: DocStore) -> None:
-        self.store = store
-        self._dirty: set[str] = set()
-        self._task: asyncio.Task[None] | None = None
-
-    def schedule(self, doc_id: str) -> None:
-        self._dirty.add(doc_id)
-        if self._task is None or self._task.done():
-            self._task = self.store.spawn(self._run())
-
-    async def _run(self) -> None:
-        await asyncio.sleep(DEBOUNCE_SECONDS)
-        while self._dirty:
-            doc_id = self._dirty.pop()
-            try:
-                await self.reindex(doc_id)
-            except Exception:
-                logger.exception("could not update backlinks of %s", doc_id)
-
-    async def reindex(self, doc_id: str) -> None:
-        index = path_index(self.store)
-        await index.ensure()
-        source = index.by_doc_id(doc_id)
-        if source is None or not source.is_markdown:
-            return
-        text = view_of(await text_cache(self.store).get(doc_id))
-        graph = link_graph(self.store, index.link_targets())
-        targets_by_folder: dict[str, set[str]] = {}
-        for resolved in graph.links(source.link_target, text):
-            target = resolved.resolution.target
-            entry = index.entry_at(target.user_path) if target is not None else None
-            if entry is not None and entry.doc_id != doc_id:
-                targets_by_folder.setdefault(entry.folder_doc_id, set()).add(entry.uuid)
-        for _, folder_doc_id in list(index.folders.values()):
-            room = await self.store.get(folder_doc_id)
-            if room is not None:
-                _update(room, source.uuid, targets_by_folder.get(folder_doc_id, set()))
+async def reindex(store: DocStore, doc_id: str) -> None:
+    """Bring every folder's backlinks_v0 in step with one document's links."""
+    index = path_index(store)
+    await index.ensure()
+    source = index.by_doc_id(doc_id)
+    if source is None or not source.is_markdown:
+        return
+    text = view_of(await text_cache(store).get(doc_id))
+    graph = link_graph(store, index.link_targets())
+    targets_by_folder: dict[str, set[str]] = {}
+    for resolved in graph.links(source.link_target, text):
+        target = resolved.resolution.target
+        entry = index.entry_at(target.user_path) if target is not None else None
+        if entry is not None and entry.doc_id != doc_id:
+            targets_by_folder.setdefault(entry.folder_doc_id, set()).add(entry.uuid)
+    for _, folder_doc_id in list(index.folders.values()):
+        room = await store.get(folder_doc_id)
+        if room is not None:
+            _update(room, source.uuid, targets_by_folder.get(folder_doc_id, set()))
 
 
 def _update(room: Room, source: str, targets: set[str]) -> None:
@@ -75,11 +53,15 @@ def _update(room: Room, source: str, targets: set[str]) -> None:
                 folderdoc.set_backlinks(room.doc, target=target, sources=sources)
 
 
-def backlink_indexer(store: DocStore) -> BacklinkIndexer:
-    return store.attached(BacklinkIndexer)
+def _indexer(store: DocStore) -> Later:
+    return Later(store, lambda doc_id: reindex(store, doc_id), delay=lambda: DEBOUNCE_SECONDS)
+
+
+def backlink_indexer(store: DocStore) -> Later:
+    return store.attached(_indexer)
 
 
 @on_change
 def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
     if room.kind == "content":
-        backlink_indexer(room.store).schedule(room.doc_id)
+        backlink_indexer(room.store).add(room.doc_id)
