@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.db import transaction
 from django.utils import timezone
@@ -576,6 +575,3 @@ def suggestion_bulk(
             store=store, suggestions=suggestions, user=user, accept=accept, note=note
         )
     )
-
-
-asuggestion_rows = sync_to_async(lambda **kw: list(Suggestion.objects.filter(**kw)))

@@ -72,21 +72,6 @@ def stored_texts(doc_ids: list[str], *, name: str = "contents") -> dict[str, str
     return texts
 
 
-def updates_since(doc_id: str, after_id: int) -> StoredState:
-    """What other workers logged after `after_id`; falls back to the snapshot if compaction passed it."""
-    snapshot = YSnapshot.objects.filter(doc_id=doc_id).first()
-    updates: list[bytes] = []
-    if snapshot and snapshot.upto_update_id > after_id:
-        updates.append(bytes(snapshot.data))
-        after_id = snapshot.upto_update_id
-    rows = list(
-        YUpdate.objects.filter(doc_id=doc_id, id__gt=after_id).order_by("id").values_list("id", "data")
-    )
-    updates += [bytes(data) for _, data in rows]
-    last_id = rows[-1][0] if rows else after_id
-    return StoredState(update=_merged(updates), last_update_id=last_id, log_rows=len(rows))
-
-
 def append_update(doc_id: str, update: bytes, *, is_content: bool, writer: str) -> int:
     """Log one update durably; returns its id. Content documents also get their modified time bumped."""
     with transaction.atomic():
