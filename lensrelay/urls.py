@@ -3,6 +3,7 @@ from django.urls import path
 
 from lensrelay import ysweet
 from lensrelay.api import api
+from mcp_tools.api import urls as mcp_urls
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -11,5 +12,5 @@ urlpatterns = [
     path("d/<str:doc_id>/update", ysweet.apply_update, name="doc-update"),
     path("doc/new", ysweet.new_doc, name="doc-new"),
     path("ready", ysweet.ready, name="ready"),
+    path("mcp", mcp_urls),
 ]
-urlpatterns.append(path("mcp", __import__("mcp_tools.api").api.urls))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lensrelay.paths import DocEntry
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext, ToolError
-from suggestions.services import Proposer
+from suggestions.proposing import Proposer
 
 COMMENT_DESCRIPTION = (
     "Optional note to the reviewer explaining why; added as a {>>comment<<} on the suggestion."

@@ -31,11 +31,12 @@ from suggestions.criticmarkup import (
     StaleChangeError,
     accept_edits,
     apply_spans,
+    own_changes,
     parse,
     reject_edits,
 )
+from suggestions.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
 from suggestions.models import Suggestion
-from suggestions.services import Decision, own_changes, suggestion_accept, suggestion_bulk, suggestion_reject
 
 if TYPE_CHECKING:
     from suggestions.admin import SuggestionAdmin

@@ -431,3 +431,8 @@ def accept_all(text: str) -> str:
 
 def reject_all(text: str) -> str:
     return _decide_all(text, accept=False)
+
+
+def own_changes(raw: str, uid: str) -> list[Change]:
+    """The changes in `raw` whose marks carry this suggestion's id."""
+    return [c for c in parse_changes(raw) if any((m.metadata or {}).get("id") == uid for m in c.all_marks)]

@@ -5,7 +5,8 @@ from pydantic import Field
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, writable_entry
-from suggestions.services import SuggestionError, suggestion_propose_move_or_delete
+from suggestions.errors import SuggestionError
+from suggestions.proposing import suggestion_propose_move_or_delete
 
 
 class DeleteArgs(ToolArgs):

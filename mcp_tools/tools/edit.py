@@ -5,7 +5,8 @@ from pydantic import Field
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read, writable_entry
-from suggestions.services import EditSpec, SuggestionError, suggestion_propose_edits
+from suggestions.errors import SuggestionError
+from suggestions.proposing import EditSpec, suggestion_propose_edits
 
 
 class EditArgs(ToolArgs):

@@ -6,7 +6,8 @@ from lensrelay.vaultpath import InvalidPath, split_user_path, validate_relative_
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read
-from suggestions.services import SuggestionError, suggestion_propose_create, suggestion_propose_edits
+from suggestions.errors import SuggestionError
+from suggestions.proposing import suggestion_propose_create, suggestion_propose_edits
 
 
 class WriteArgs(ToolArgs):

@@ -22,7 +22,7 @@ from lensrelay.texts import CONTENTS, text_cache
 from suggestions.admin_views import diff_table, inline_lines, line_groups, own_changes, without_metadata
 from suggestions.criticmarkup import render_metadata, render_replacement
 from suggestions.models import Suggestion
-from suggestions.services import EditSpec, Proposer, suggestion_propose_edits
+from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
 
 ORIGINAL = "# Fox\n\nThe quick brown fox jumps over the lazy dog.\nA <b>bold</b> line & more.\n"
 CHANGELIST = "/admin/suggestions/suggestion/"

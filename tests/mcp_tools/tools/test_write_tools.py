@@ -13,8 +13,8 @@ from lensrelay.documents import document_create
 from lensrelay.models import Folder
 from lensrelay.texts import text_cache
 from suggestions.criticmarkup import accept_all, parse, reject_all
+from suggestions.deciding import suggestion_decide
 from suggestions.models import Suggestion
-from suggestions.services import suggestion_decide
 from tests.mcp_tools.tools.conftest import access
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,4 +1,5 @@
-"""Proposing, accepting and rejecting suggestions, through the live document store.
+"""Proposing suggestions: edits of the accepted view written as CriticMarkup, new documents, moves and
+deletions as rows.
 
 Every change to a document happens on the event loop in one synchronous stretch (read, check, write),
 so nothing can slip in between the check and the write; connected clients see the result at once.
@@ -11,28 +12,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.admin.models import CHANGE, LogEntry
 from django.db import transaction
 from django.utils import timezone
 from pycrdt import Assoc, StickyIndex, Text
 
-from lensrelay.docstore import folderdoc
 from lensrelay.docstore.offsets import byte_offset, text_delete, text_insert
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
-from lensrelay.folders import mirror_folder
-from lensrelay.links.resolve import LinkIndex, LinkTarget
-from lensrelay.links.rewrite import link_edits
-from lensrelay.models import Document
+from lensrelay.documents import document_create
+from lensrelay.models import Document, Folder
 from lensrelay.paths import DocEntry, path_index
 from lensrelay.texts import CONTENTS, room_text
 from suggestions.accepted_view import AcceptedView, build_accepted_view
 from suggestions.criticmarkup import (
     Change,
     Span,
-    accept_edits,
     contains_delimiters,
-    parse_changes,
+    own_changes,
     reject_all,
     reject_edits,
     render_addition,
@@ -40,19 +36,14 @@ from suggestions.criticmarkup import (
     render_metadata,
 )
 from suggestions.diff import Hunk, suggestion_edits, unified_diff, word_hunks
+from suggestions.errors import SuggestionError
 from suggestions.models import Suggestion
 
-STALE_GONE = "suggestion no longer found in document"
-STALE_PARTIAL = "part of the suggestion's markup was edited away"
 DELIMITER_REFUSAL = (
     "{which} contains the CriticMarkup delimiter '{delimiter}'. Write plain text: the system handles "
     "suggestion wrapping automatically."
 )
 CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-
-
-class SuggestionError(Exception):
-    """A refusal the assistant reads; nothing was changed."""
 
 
 @dataclass(frozen=True)
@@ -210,11 +201,6 @@ def _write_groups(room: Room, groups: list[_Group], *, meta: str) -> None:
                 current = current[:position] + edit.insert + current[position:]
 
 
-def own_changes(raw: str, uid: str) -> list[Change]:
-    """The changes in `raw` whose marks carry this suggestion's id."""
-    return [c for c in parse_changes(raw) if any((m.metadata or {}).get("id") == uid for m in c.all_marks)]
-
-
 def _hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
@@ -345,9 +331,6 @@ async def suggestion_propose_create(
     comment: str | None = None,
 ) -> Suggestion:
     """A new document whose whole content is one `{++…++}` suggestion."""
-    from lensrelay.documents import document_create
-    from lensrelay.models import Folder
-
     refuse_delimiters(content, which="content")
     if comment:
         refuse_delimiters(comment, which="comment")
@@ -383,195 +366,3 @@ async def suggestion_propose_move_or_delete(
     row.new_path = new_path or ""
     await store.db(_save_suggestion, row, [])
     return row
-
-
-# -- deciding ----------------------------------------------------------------------------------------------
-
-
-class StaleSuggestion(SuggestionError):
-    pass
-
-
-def _decide_markup(room: Room, suggestion: Suggestion, *, accept: bool) -> None:
-    ytext = room.doc.get(CONTENTS, type=Text)
-    raw = str(ytext)
-    changes = own_changes(raw, suggestion.uid)
-    if not changes:
-        raise StaleSuggestion(STALE_GONE)
-    if len(changes) < len(suggestion.hunks):
-        raise StaleSuggestion(STALE_PARTIAL)
-    spans: list[Span] = []
-    for change in changes:
-        spans += accept_edits(raw, change) if accept else reject_edits(raw, change)
-    with room.transact():
-        current = raw
-        for span in sorted(spans, key=lambda s: s.start, reverse=True):
-            text_delete(ytext, current=current, start=span.start, end=span.end)
-            current = current[: span.start] + current[span.end :]
-
-
-async def _folder_room(store: DocStore, entry: DocEntry) -> Room:
-    room = await store.get(entry.folder_doc_id)
-    assert room is not None
-    return room
-
-
-async def _remove_document(store: DocStore, entry: DocEntry) -> None:
-    room = await _folder_room(store, entry)
-    with room.transact():
-        folderdoc.remove_entry(room.doc, path=entry.path)
-    await room.flushed()
-    await mirror_folder(store, folder_id=entry.folder_id, room=room)
-
-
-async def _move_document(store: DocStore, entry: DocEntry, new_user_path: str) -> int:
-    """Move the entry and rewrite every link that pointed at it; returns how many links changed."""
-    index = path_index(store)
-    folder_name, _, rest = new_user_path.partition("/")
-    if folder_name != entry.folder_name:
-        raise SuggestionError("Moving a document to another folder is not supported; keep the folder name.")
-    new_relative = "/" + rest
-    if index.exists(new_user_path):
-        raise SuggestionError(f"{new_user_path} already exists.")
-    old_target = LinkTarget(entry.folder_name, entry.path)
-    new_target = LinkTarget(entry.folder_name, new_relative)
-    link_index = LinkIndex(LinkTarget(e.folder_name, e.path) for e in index.all_entries() if e.is_markdown)
-    rewritten = 0
-    for other in index.all_entries():
-        if not other.is_markdown:
-            continue
-        room = await store.get(other.doc_id)
-        if room is None:
-            continue
-        ytext = room.doc.get(CONTENTS, type=Text)
-        raw = str(ytext)
-        source = LinkTarget(other.folder_name, other.path)
-        edits = link_edits(raw, source=source, index=link_index, old=old_target, new=new_target)
-        if not edits:
-            continue
-        with room.transact():
-            current = raw
-            for edit in sorted(edits, key=lambda e: e.start, reverse=True):
-                text_delete(ytext, current=current, start=edit.start, end=edit.end)
-                current = current[: edit.start] + current[edit.end :]
-                text_insert(ytext, current=current, index=edit.start, value=edit.replacement)
-                current = current[: edit.start] + edit.replacement + current[edit.start :]
-        rewritten += len(edits)
-        await room.flushed()
-    folder_room = await _folder_room(store, entry)
-    with folder_room.transact():
-        folderdoc.move_entry(folder_room.doc, old=entry.path, new=new_relative)
-    await folder_room.flushed()
-    await mirror_folder(store, folder_id=entry.folder_id, room=folder_room)
-    return rewritten
-
-
-@dataclass
-class Decision:
-    suggestion: Suggestion
-    ok: bool
-    reason: str = ""
-    detail: str = ""
-
-
-def _record(suggestion: Suggestion, *, status: str, user: Any, note: str) -> None:
-    with transaction.atomic():
-        suggestion.status = status
-        suggestion.decided_at = timezone.now()
-        suggestion.decided_by = user if getattr(user, "pk", None) else None
-        suggestion.note = note
-        suggestion.save(update_fields=["status", "decided_at", "decided_by", "note"])
-        if suggestion.decided_by is not None:
-            LogEntry.objects.log_actions(
-                user_id=user.pk,
-                queryset=[suggestion],
-                action_flag=CHANGE,
-                change_message=f"{status.capitalize()} the suggestion" + (f": {note}" if note else ""),
-                single_object=True,
-            )
-
-
-async def suggestion_decide(
-    *, store: DocStore, suggestion: Suggestion, user: Any, accept: bool, note: str = ""
-) -> Decision:
-    """Accept or reject one pending suggestion in the live document; a stale one is marked and refused."""
-    if not suggestion.is_pending:
-        return Decision(suggestion, False, f"suggestion is already {suggestion.status}")
-    index = path_index(store)
-    await index.ensure()
-    entry = index.by_doc_id(suggestion.doc_id)
-    status = Suggestion.Status.ACCEPTED if accept else Suggestion.Status.REJECTED
-    detail = ""
-    try:
-        if entry is None:
-            raise StaleSuggestion("the document no longer exists")
-        if suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):
-            room = await store.get(suggestion.doc_id)
-            if room is None:
-                raise StaleSuggestion("the document no longer exists")
-            _decide_markup(room, suggestion, accept=accept)
-            await room.flushed()
-            if suggestion.kind == Suggestion.Kind.CREATE and not accept:
-                await _remove_document(store, entry)
-        elif suggestion.kind == Suggestion.Kind.MOVE and accept:
-            links = await _move_document(store, entry, suggestion.new_path)
-            detail = f"{links} links rewritten"
-        elif suggestion.kind == Suggestion.Kind.DELETE and accept:
-            await _remove_document(store, entry)
-    except StaleSuggestion as exc:
-        # Nobody decided a stale suggestion: the reviewer who tried is not recorded as its decider.
-        await store.db(_record, suggestion, status=Suggestion.Status.STALE, user=None, note=suggestion.note)
-        return Decision(suggestion, False, str(exc))
-    except SuggestionError as exc:
-        return Decision(suggestion, False, str(exc))
-    await store.db(_record, suggestion, status=status, user=user, note=note)
-    return Decision(suggestion, True, detail=detail)
-
-
-async def suggestion_bulk_decide(
-    *, store: DocStore, suggestions: Sequence[Suggestion], user: Any, accept: bool, note: str = ""
-) -> list[Decision]:
-    return [
-        await suggestion_decide(store=store, suggestion=s, user=user, accept=accept, note=note)
-        for s in suggestions
-    ]
-
-
-# -- sync entry points for the admin -------------------------------------------------------------------
-
-
-def _run_on_store(coro_factory: Any) -> Any:
-    """Run store work from sync code: on the server's event loop when called from a request thread."""
-    from asgiref.sync import async_to_sync
-
-    from lensrelay.docstore.store import store_session
-
-    async def run() -> Any:
-        async with store_session() as store:
-            return await coro_factory(store)
-
-    return async_to_sync(run)()
-
-
-def suggestion_accept(*, suggestion: Suggestion, user: Any, note: str = "") -> Decision:
-    return _run_on_store(
-        lambda store: suggestion_decide(store=store, suggestion=suggestion, user=user, accept=True, note=note)
-    )
-
-
-def suggestion_reject(*, suggestion: Suggestion, user: Any, note: str = "") -> Decision:
-    return _run_on_store(
-        lambda store: suggestion_decide(
-            store=store, suggestion=suggestion, user=user, accept=False, note=note
-        )
-    )
-
-
-def suggestion_bulk(
-    *, suggestions: Sequence[Suggestion], user: Any, accept: bool, note: str = ""
-) -> list[Decision]:
-    return _run_on_store(
-        lambda store: suggestion_bulk_decide(
-            store=store, suggestions=suggestions, user=user, accept=accept, note=note
-        )
-    )
