@@ -9,6 +9,7 @@ from pycrdt import Text
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.store import DocStore
+from lensrelay.folder_entries import content_doc_register
 from lensrelay.folders import content_doc_id, mirror_folder
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.vault import CONTENTS
@@ -24,6 +25,7 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
         raise FileExistsError(f"{folder.name}{path} already exists")
     uuid = str(uuidlib.uuid4())
     doc_id = content_doc_id(folder, uuid)
+    await store.db(content_doc_register, folder=folder, doc_id=doc_id)
     room = await store.create(doc_id, YDoc.Kind.CONTENT)
     if text:
         with room.transact():

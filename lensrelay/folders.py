@@ -6,7 +6,6 @@ write) the rows below follow, so the admin, the API and the path resolver can qu
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -19,30 +18,18 @@ from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.later import Later
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, get_store, on_change, on_load
+from lensrelay.folder_entries import admissible_entries, claim_content_docs, content_doc_id
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.paths import path_index
 from lensrelay.search.maintain import search_folder_changed
-from lensrelay.vaultpath import InvalidPath, validate_relative_path
-
-logger = logging.getLogger(__name__)
+from lensrelay.vaultpath import normalize_path, validate_folder_name
 
 T = TypeVar("T")
 
 
-def relay_prefix(folder_doc_id: str) -> str:
-    """Content docs share their folder doc's relay id: `{relay_id}-{uuid}`."""
-    return folder_doc_id[:36]
-
-
-def content_doc_id(folder: Folder, uuid: str) -> str:
-    return f"{relay_prefix(folder.doc_id)}-{uuid}"
-
-
 def folder_create(*, name: str) -> Folder:
     """Create a folder and its folder document (filemeta_v0, docs, backlinks_v0, folder_config)."""
-    name = name.strip()
-    if not name or "/" in name or "\x00" in name:
-        raise ValueError(f"Invalid folder name {name!r}: it must be non-empty and contain no '/'.")
+    name = validate_folder_name(normalize_path(name.strip()))
     doc: Doc[Any] = Doc()
     folderdoc.init_folder_doc(doc, name=name)
     with transaction.atomic():
@@ -55,20 +42,15 @@ def folder_create(*, name: str) -> Folder:
 def sync_folder_documents(*, folder_id: int, entries: dict[str, FileEntry]) -> None:
     """Mirror a folder's entries into `Document` rows: create, rename, retype and delete.
 
+    Only entries naming this folder's own content and passing the path rules become rows (see
+    `folder_entries`); a document moves between folders only through a service that checks both.
     Deleting a row never deletes the document's stored Yjs state: nothing stored is lost.
     """
     folder = Folder.objects.get(pk=folder_id)
-    valid: dict[str, FileEntry] = {}
-    for path, entry in entries.items():
-        try:
-            validate_relative_path(path)
-        except InvalidPath as exc:
-            logger.warning("folder %s: ignoring malformed entry %r: %s", folder.name, path, exc)
-            continue
-        valid[path] = entry
-    by_uuid = {entry.uuid: entry for entry in valid.values()}
     with transaction.atomic():
         rows = {row.uuid: row for row in Document.objects.select_for_update().filter(folder=folder)}
+        admitted = admissible_entries(folder=folder, entries=entries, rows=rows)
+        by_uuid = {entry.uuid: entry for entry in admitted.values()}
         gone = [row.pk for uuid, row in rows.items() if uuid not in by_uuid]
         for pks in _chunks(gone):
             Document.objects.filter(pk__in=pks).delete()
@@ -78,27 +60,15 @@ def sync_folder_documents(*, folder_id: int, entries: dict[str, FileEntry]) -> N
             Document.objects.filter(pk=parked.pk).update(path=f"//moving-{parked.pk}")
         now = timezone.now()
         new = {content_doc_id(folder, uuid): entry for uuid, entry in by_uuid.items() if uuid not in rows}
-        elsewhere: set[str] = set()
-        for doc_ids in _chunks(list(new)):
-            elsewhere.update(Document.objects.filter(doc_id__in=doc_ids).values_list("doc_id", flat=True))
-        YDoc.objects.bulk_create(
-            [YDoc(doc_id=doc_id, kind=YDoc.Kind.CONTENT) for doc_id in new],
-            ignore_conflicts=True,
-            batch_size=500,
-        )
+        owned = claim_content_docs(folder=folder, doc_ids=list(new))
         Document.objects.bulk_create(
             [
                 Document(folder=folder, uuid=entry.uuid, doc_id=doc_id, path=entry.path, type=entry.type)
                 for doc_id, entry in new.items()
-                if doc_id not in elsewhere
+                if doc_id in owned
             ],
             batch_size=500,
         )
-        for doc_id in elsewhere:  # an entry that moved here from another folder
-            entry = new[doc_id]
-            Document.objects.filter(doc_id=doc_id).update(
-                folder=folder, uuid=entry.uuid, path=entry.path, type=entry.type, modified=now
-            )
         for uuid, entry in by_uuid.items():
             existing = rows.get(uuid)
             if existing is not None and (existing.path != entry.path or existing.type != entry.type):

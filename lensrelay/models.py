@@ -26,6 +26,11 @@ class YDoc(models.Model):
 
     doc_id = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.STANDALONE)
+    # The folder a content document was created in. It never changes by itself: a folder document may
+    # name only its own folder's content, so a filemeta entry cannot pull in another folder's text.
+    folder = models.ForeignKey(
+        "Folder", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=True
+    )
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:

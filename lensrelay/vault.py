@@ -13,11 +13,12 @@ from django.db import transaction
 from pycrdt import Doc, Text
 
 from lensrelay.docstore import folderdoc, persistence
+from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
 from lensrelay.folders import content_doc_id, folder_create, mirror_folder
 from lensrelay.models import Document, Folder, YDoc, YUpdate
-from lensrelay.vaultpath import InvalidPath, validate_relative_path
+from lensrelay.vaultpath import FolderPaths, InvalidPath, normalize_path, validate_relative_path
 
 logger = logging.getLogger(__name__)
 
@@ -50,16 +51,20 @@ def initial_update(text: str) -> bytes:
 
 
 def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, str]]:
-    """Sub-folders and markdown files under root, as folder-relative paths with a leading slash."""
+    """Sub-folders and markdown files under root, as folder-relative paths with a leading slash.
+
+    Names are taken in their NFC form (macOS may store them decomposed); hidden files and folders
+    (names starting with '.') are left out, like Obsidian does.
+    """
     folders: list[str] = []
     files: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         rel_dir = Path(dirpath).relative_to(root)
         if rel_dir != Path("."):
-            folders.append("/" + rel_dir.as_posix())
+            folders.append(normalize_path("/" + rel_dir.as_posix()))
         for name in sorted(filenames):
-            rel = "/" + (rel_dir / name).as_posix() if rel_dir != Path(".") else "/" + name
+            rel = normalize_path("/" + (rel_dir / name).as_posix() if rel_dir != Path(".") else "/" + name)
             if name.startswith(".") or not name.lower().endswith(MARKDOWN_SUFFIXES):
                 report.skipped.append(f"{rel} (not markdown)")
                 continue
@@ -73,12 +78,24 @@ def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, str]]:
     return folders, files
 
 
-def _write_new_documents(new_docs: list[tuple[str, str]]) -> None:
+def _admitted(paths: FolderPaths, path: str, kind: str, report: ImportReport) -> bool:
+    """Whether a new entry passes the path rules against the folder's entries (then it is recorded)."""
+    try:
+        paths.check(path, type=kind)
+    except InvalidPath as exc:
+        report.skipped.append(f"{path} ({exc})")
+        return False
+    paths.add(path, kind)
+    return True
+
+
+def _write_new_documents(folder: Folder, new_docs: list[tuple[str, str]]) -> None:
     for start in range(0, len(new_docs), BATCH):
         chunk = new_docs[start : start + BATCH]
         with transaction.atomic():
             YDoc.objects.bulk_create(
-                [YDoc(doc_id=doc_id, kind=YDoc.Kind.CONTENT) for doc_id, _ in chunk], ignore_conflicts=True
+                [YDoc(doc_id=doc_id, kind=YDoc.Kind.CONTENT, folder=folder) for doc_id, _ in chunk],
+                ignore_conflicts=True,
             )
             YUpdate.objects.bulk_create(
                 [YUpdate(doc_id=doc_id, data=initial_update(text), writer="import") for doc_id, text in chunk]
@@ -95,25 +112,33 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
     folder = await store.db(_get_or_create_folder, folder_name)
     folder_room = await store.get(folder.doc_id)
     assert folder_room is not None
-    existing = folderdoc.entries(folder_room.doc)
+    # Only entries the mirror admitted count: a hostile entry naming another folder's document must not
+    # make a re-import write this vault's text into that document.
+    await mirror_folder(store, folder_id=folder.pk, room=folder_room)
+    existing = await store.db(_mirrored_entries, folder)
 
     new_docs: list[tuple[str, str]] = []
     changed: list[tuple[str, str]] = []
+    paths = FolderPaths((entry.path, entry.type) for entry in existing.values())
     with folder_room.transact():
         for path in folders:
-            if path not in existing:
+            if path not in existing and _admitted(paths, path, "folder", report):
                 folderdoc.add_entry(folder_room.doc, path=path, uuid=str(uuidlib.uuid4()), type="folder")
                 report.folders += 1
         for path, text in files.items():
             entry = existing.get(path)
             if entry is None:
+                if not _admitted(paths, path, "markdown", report):
+                    continue
                 uuid = str(uuidlib.uuid4())
                 folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="markdown")
                 new_docs.append((content_doc_id(folder, uuid), text))
+            elif entry.type != "markdown":
+                report.skipped.append(f"{path} (a {entry.type} entry already has this path)")
             else:
                 changed.append((content_doc_id(folder, entry.uuid), text))
     # Content first, then the folder entries that name it, so no client sees an entry without content.
-    await store.db(_write_new_documents, new_docs)
+    await store.db(_write_new_documents, folder, new_docs)
     report.created = len(new_docs)
     await folder_room.flushed()
     await mirror_folder(store, folder_id=folder.pk, room=folder_room)
@@ -148,6 +173,11 @@ def replace_text(doc: Doc, new: str) -> bool:
             ytext, current=old, start=prefix, end=len(old) - suffix, value=new[prefix : len(new) - suffix]
         )
     return True
+
+
+def _mirrored_entries(folder: Folder) -> dict[str, FileEntry]:
+    rows = Document.objects.filter(folder=folder).values_list("path", "uuid", "type")
+    return {path: FileEntry(path=path, uuid=uuid, type=kind) for path, uuid, kind in rows}
 
 
 def _get_or_create_folder(name: str) -> Folder:

@@ -1,22 +1,34 @@
-"""Path rules for documents inside shared folders.
+"""Path rules for documents inside shared folders: the one validator every way in uses.
 
 Two spellings exist:
 - folder-relative paths, as stored in a folder doc's ``filemeta_v0`` map: ``"/Notes/Ideas.md"``;
 - user-facing paths, folder name first: ``"Lens/Notes/Ideas.md"``.
 
-Paths are kept exactly as given (no Unicode normalization, no case folding): Obsidian clients
-compare names byte for byte, so whatever we hand back must round-trip unchanged.
+Rules (each refusal names its rule): no empty, '.' or '..' segments; no hidden or dot-only names
+(a name starting with '.', so ``.md`` and ``...md`` too); no control characters, backslashes,
+unpaired surrogates, bidi overrides or isolates (U+202A-U+202E, U+2066-U+2069) or byte order marks
+(U+FEFF); NFC-normalised; bounded length. Against a folder's existing entries (``FolderPaths``): no
+path inside a document, no document where a folder's contents are, and no two entries equal after
+case-folding and NFC (Obsidian on macOS and Windows cannot hold both).
+
+Stored paths are strict (a non-NFC entry is refused); what a person or an assistant types is
+normalised to NFC first (``normalize_path``), since they cannot see the difference.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 
 MAX_PATH_CHARS = 1024
 MAX_SEGMENT_BYTES = 255
 
-# C0 controls, DEL and C1 controls: never part of a file name a person typed.
-_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0 controls, DEL, C1 controls and the line/paragraph separators: never part of a name a person typed.
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Characters that make a name display differently from what it is.
+_INVISIBLE_CHARS = re.compile(r"[\u202a-\u202e\u2066-\u2069\ufeff]")
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
 
 
 class InvalidPath(ValueError):
@@ -25,16 +37,40 @@ class InvalidPath(ValueError):
 
 def _shown(path: str) -> str:
     # Keep error messages readable even when someone sends a megabyte of garbage.
+    # repr escapes what cannot be shown (controls, bidi overrides, surrogates), so no message misleads.
     return repr(path if len(path) <= 80 else path[:77] + "...")
+
+
+def normalize_path(path: str) -> str:
+    """The NFC form of a path a person or an assistant typed (macOS keyboards may give NFD)."""
+    if _SURROGATES.search(path) or unicodedata.is_normalized("NFC", path):
+        return path
+    return unicodedata.normalize("NFC", path)
+
+
+def fold_key(path: str) -> str:
+    """Two paths with the same key cannot live side by side on macOS or Windows."""
+    return normalize_path(path).casefold()
 
 
 def _check_characters(path: str, *, what: str) -> None:
     if "\\" in path:
         raise InvalidPath(f"{what} {_shown(path)} contains a backslash; use '/' to separate folders")
+    if _SURROGATES.search(path):
+        raise InvalidPath(f"{what} {_shown(path)} contains an unpaired surrogate (not valid Unicode text)")
     bad = _CONTROL_CHARS.search(path)
     if bad is not None:
         code = f"U+{ord(bad.group()):04X}"
         raise InvalidPath(f"{what} {_shown(path)} contains a control character ({code})")
+    bad = _INVISIBLE_CHARS.search(path)
+    if bad is not None:
+        code = f"U+{ord(bad.group()):04X}"
+        raise InvalidPath(
+            f"{what} {_shown(path)} contains an invisible formatting character ({code}: a bidi override, "
+            "isolate or byte order mark) that makes it display as something it is not"
+        )
+    if not unicodedata.is_normalized("NFC", path):
+        raise InvalidPath(f"{what} {_shown(path)} is not NFC-normalised Unicode; store its NFC form")
 
 
 def _check_segment(segment: str, *, path: str, what: str) -> None:
@@ -42,6 +78,11 @@ def _check_segment(segment: str, *, path: str, what: str) -> None:
         raise InvalidPath(f"{what} {_shown(path)} has an empty segment ('//' or a trailing '/')")
     if segment in (".", ".."):
         raise InvalidPath(f"{what} {_shown(path)} contains a '{segment}' segment; paths may not navigate")
+    if segment.startswith("."):
+        raise InvalidPath(
+            f"{what} {_shown(path)} has a hidden or dot-only name {_shown(segment)}; names may not start "
+            "with '.'"
+        )
     if len(segment.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES:
         raise InvalidPath(f"{what} {_shown(path)} has a name longer than {MAX_SEGMENT_BYTES} bytes")
 
@@ -61,8 +102,9 @@ def validate_relative_path(path: str) -> str:
     """Check a folder-relative path such as ``"/Notes/Ideas.md"``; return it unchanged.
 
     Raises InvalidPath for: no leading '/', the bare root '/', empty segments (``"//x"``,
-    trailing '/'), '.' or '..' segments, backslashes, control characters (NUL included), paths
-    over MAX_PATH_CHARS characters and names over MAX_SEGMENT_BYTES UTF-8 bytes.
+    trailing '/'), '.' or '..' segments, hidden or dot-only names, backslashes, control, bidi and
+    BOM characters (NUL included), unpaired surrogates, text that is not NFC, paths over
+    MAX_PATH_CHARS characters and names over MAX_SEGMENT_BYTES UTF-8 bytes.
     """
     if not path.startswith("/"):
         raise InvalidPath(f"path {_shown(path)} must start with '/'")
@@ -80,9 +122,11 @@ def split_user_path(path: str) -> tuple[str, str]:
     """Split ``"Lens/Notes/Ideas.md"`` into ``("Lens", "/Notes/Ideas.md")``.
 
     One leading '/' is tolerated (``"/Lens/Notes/Ideas.md"``). Whitespace is significant, since
-    names may begin or end with spaces. A well-formed path naming no existing folder (say
-    ``"/etc/passwd"``) parses fine and simply resolves to nothing later.
+    names may begin or end with spaces. The path is normalised to NFC first (what someone typed).
+    A well-formed path naming no existing folder (say ``"/etc/passwd"``) parses fine and simply
+    resolves to nothing later.
     """
+    path = normalize_path(path)
     if path.startswith("/"):
         path = path[1:]
     if path == "":
@@ -112,3 +156,57 @@ def has_md_suffix(path: str) -> bool:
 def with_md_suffix(path: str) -> str:
     """Append '.md' unless the last segment already ends in it (any case); callers may omit it."""
     return path if has_md_suffix(path) else path + ".md"
+
+
+class FolderPaths:
+    """A folder's existing entries (path -> type), to check a new path against them.
+
+    Keys are compared case-folded and NFC-normalised, as macOS and Windows file systems do.
+    """
+
+    def __init__(self, entries: Iterable[tuple[str, str]] = ()) -> None:
+        self._entries: dict[str, tuple[str, str]] = {}  # fold key -> (path, type)
+        self._parents: dict[str, int] = {}  # fold key of a folder -> how many entries are inside it
+        for path, kind in entries:
+            self.add(path, kind)
+
+    def check(self, path: str, *, type: str = "markdown", replacing: str | None = None) -> str:
+        """Validate ``path`` as a new entry of this folder; return it unchanged.
+
+        ``replacing`` names an entry that goes away at the same time (a rename), so renaming a
+        document to a different case of its own name is allowed.
+        """
+        validate_relative_path(path)
+        key = fold_key(path)
+        gone = fold_key(replacing) if replacing is not None else None
+        clash = self._entries.get(key)
+        if clash is not None and key != gone:
+            if clash[0] == path:
+                raise InvalidPath(f"path {_shown(path)} already exists")
+            raise InvalidPath(
+                f"path {_shown(path)} differs from the existing {_shown(clash[0])} only by letter case or "
+                "Unicode normalisation; Obsidian on macOS and Windows cannot hold both"
+            )
+        segments = key.split("/")
+        for end in range(2, len(segments)):
+            ancestor = "/".join(segments[:end])
+            found = self._entries.get(ancestor)
+            if found is not None and found[1] != "folder" and ancestor != gone:
+                raise InvalidPath(
+                    f"path {_shown(path)} is inside the document {_shown(found[0])}; only folders hold "
+                    "documents"
+                )
+        if type != "folder" and self._parents.get(key, 0) > 0:
+            raise InvalidPath(f"path {_shown(path)} is a folder that holds other entries, not a document")
+        return path
+
+    def add(self, path: str, kind: str) -> None:
+        """Record an entry (checked or already stored) so later checks see it."""
+        key = fold_key(path)
+        if key in self._entries:
+            return
+        self._entries[key] = (path, kind)
+        segments = key.split("/")
+        for end in range(2, len(segments)):
+            ancestor = "/".join(segments[:end])
+            self._parents[ancestor] = self._parents.get(ancestor, 0) + 1

@@ -3,6 +3,7 @@ import pytest
 from lensrelay.vaultpath import (
     InvalidPath,
     join_user_path,
+    normalize_path,
     split_user_path,
     validate_folder_name,
     validate_relative_path,
@@ -25,9 +26,12 @@ def test_valid_relative_paths_come_back_unchanged(path):
     assert validate_relative_path(path) == path
 
 
-def test_relative_path_keeps_decomposed_unicode_byte_exact():
+def test_stored_paths_must_be_nfc_and_typed_paths_are_normalised():
     decomposed = "/Cafe\u0301.md"  # e + combining acute, as macOS writes it
-    assert validate_relative_path(decomposed).encode() == decomposed.encode()
+    with pytest.raises(InvalidPath, match="not NFC-normalised"):
+        validate_relative_path(decomposed)
+    assert split_user_path("Lens" + decomposed) == ("Lens", "/Caf\u00e9.md")
+    assert normalize_path(decomposed) == "/Caf\u00e9.md"
 
 
 @pytest.mark.parametrize(
@@ -44,6 +48,19 @@ def test_relative_path_keeps_decomposed_unicode_byte_exact():
         ("/Ideas\x00.md", "control character (U+0000)"),
         ("/Ideas\n.md", "control character (U+000A)"),
         ("/Notes\\Ideas.md", "backslash"),
+        ("/.md", "hidden or dot-only name"),
+        ("/...md", "hidden or dot-only name"),
+        ("/.obsidian/app.md", "hidden or dot-only name"),
+        ("/Notes/.secret.md", "hidden or dot-only name"),
+        ("/Invoice\u202egpj.md", "U+202E"),
+        ("/a\u202ab.md", "U+202A"),
+        ("/a\u2066b.md", "U+2066"),
+        ("/a\u2069b.md", "U+2069"),
+        ("/\ufeffIdeas.md", "U+FEFF"),
+        ("/a\u2028b.md", "control character (U+2028)"),
+        ("/a\x85b.md", "control character (U+0085)"),
+        ("/a\udc80b.md", "unpaired surrogate"),
+        ("/Cafe\u0301.md", "not NFC-normalised"),
     ],
 )
 def test_malformed_relative_paths_are_refused_with_a_reason(path, reason):
