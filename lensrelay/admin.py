@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -13,12 +14,27 @@ from lensrelay.docstore import persistence
 from lensrelay.folders import folder_create
 from lensrelay.models import ApiToken, Document, Folder
 from lensrelay.tokens import token_create, token_revoke
+from lensrelay.vaultpath import InvalidPath, normalize_path, validate_folder_name
 
 PREVIEW_CHARS = 4000
 
 
+class FolderForm(forms.ModelForm):
+    class Meta:
+        model = Folder
+        fields = ("name",)
+
+    def clean_name(self) -> str:
+        # The same rules as every other way in; folder_create applies them again.
+        try:
+            return validate_folder_name(normalize_path(self.cleaned_data["name"].strip()))
+        except InvalidPath as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
 @admin.register(Folder)
 class FolderAdmin(admin.ModelAdmin):
+    form = FolderForm
     list_display = ("name", "doc_id", "document_count", "created")
     search_fields = ("name",)
     readonly_fields = ("doc_id", "created")

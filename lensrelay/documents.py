@@ -8,21 +8,25 @@ from pycrdt import Text
 
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.offsets import text_insert
+from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
 from lensrelay.folder_entries import content_doc_register
 from lensrelay.folders import content_doc_id, mirror_folder
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.vault import CONTENTS
-from lensrelay.vaultpath import validate_relative_path
+from lensrelay.vaultpath import FolderPaths
 
 
 async def document_create(*, store: DocStore, folder: Folder, path: str, text: str = "") -> Document:
-    """Create a markdown document at a folder-relative path: content first, then the folder entry."""
-    validate_relative_path(path)
+    """Create a markdown document at a folder-relative path: content first, then the folder entry.
+
+    Raises FileExistsError when the path is taken, InvalidPath when it breaks the path rules.
+    """
     folder_room = await store.get(folder.doc_id)
     assert folder_room is not None
     if path in folderdoc.entries(folder_room.doc):
         raise FileExistsError(f"{folder.name}{path} already exists")
+    folder_paths(folder_room).check(path, type="markdown")
     uuid = str(uuidlib.uuid4())
     doc_id = content_doc_id(folder, uuid)
     await store.db(content_doc_register, folder=folder, doc_id=doc_id)
@@ -36,6 +40,12 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
     await folder_room.flushed()
     await mirror_folder(store, folder_id=folder.pk, room=folder_room)
     return await store.db(Document.objects.select_related("folder").get, doc_id=doc_id)
+
+
+def folder_paths(folder_room: Room) -> FolderPaths:
+    """Every entry of a folder document (admitted by the mirror or not), to check a new path against:
+    a new entry never overwrites or shadows one that is there."""
+    return FolderPaths((entry.path, entry.type) for entry in folderdoc.entries(folder_room.doc).values())
 
 
 async def document_text(*, store: DocStore, doc_id: str) -> str:

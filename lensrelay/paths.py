@@ -147,8 +147,16 @@ class PathIndex:
     def entry_at(self, user_path: str) -> DocEntry | None:
         return self._by_path.get(user_path)
 
-    def link_targets(self) -> frozenset[LinkTarget]:
-        return frozenset(e.link_target for e in self._by_doc_id.values() if e.is_markdown)
+    def link_targets(self, access: Access) -> frozenset[LinkTarget]:
+        """The markdown documents a link read by this caller may resolve to: those it may see."""
+        return frozenset(
+            e.link_target
+            for e in self._by_doc_id.values()
+            if e.is_markdown and access.sees_folder(e.folder_id)
+        )
+
+    def folder_entries(self, folder_id: int) -> list[DocEntry]:
+        return [e for e in self._by_doc_id.values() if e.folder_id == folder_id]
 
 
 def path_index(store: DocStore) -> PathIndex:

@@ -48,8 +48,10 @@ class KnowledgeBase:
         raw = await self.texts.get_many(e.doc_id for e in entries)
         return {e.doc_id: _cached_view(raw[e.doc_id]) for e in entries}
 
-    def link_graph(self) -> LinkGraph:
-        return link_graph(self.store, self.index.link_targets())
+    def link_graph(self, ctx: ToolContext) -> LinkGraph:
+        """Links resolved among the documents the caller may see, and nothing else."""
+        access = ctx.access
+        return link_graph(self.store, self.index.link_targets(access), scope=("access", access.folder_ids))
 
 
 def target_of(entry: DocEntry) -> LinkTarget:

@@ -8,11 +8,13 @@ from lensrelay.docstore import folderdoc
 from lensrelay.docstore.offsets import text_delete, text_insert
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
+from lensrelay.documents import folder_paths
 from lensrelay.folders import mirror_folder
 from lensrelay.links.resolve import LinkIndex, LinkTarget
 from lensrelay.links.rewrite import link_edits
 from lensrelay.paths import DocEntry, path_index
 from lensrelay.texts import CONTENTS
+from lensrelay.vaultpath import InvalidPath
 from suggestions.errors import SuggestionError
 
 
@@ -39,6 +41,10 @@ async def move_document(store: DocStore, entry: DocEntry, new_user_path: str) ->
     new_relative = "/" + rest
     if index.exists(new_user_path):
         raise SuggestionError(f"{new_user_path} already exists.")
+    try:  # the folder may have changed since the move was proposed
+        folder_paths(await _folder_room(store, entry)).check(new_relative, replacing=entry.path)
+    except InvalidPath as exc:
+        raise SuggestionError(f"Cannot move to {new_user_path}: {exc}") from exc
     old_target = LinkTarget(entry.folder_name, entry.path)
     new_target = LinkTarget(entry.folder_name, new_relative)
     link_index = LinkIndex(LinkTarget(e.folder_name, e.path) for e in index.all_entries() if e.is_markdown)

@@ -17,36 +17,62 @@ DEBOUNCE_SECONDS = 1.0
 
 
 async def reindex(store: DocStore, doc_id: str) -> None:
-    """Bring every folder's backlinks_v0 in step with one document's links."""
+    """Bring the folder documents' backlinks_v0 in step with one document's links.
+
+    A folder's backlinks_v0 is readable by everyone who may read its folder document, so it holds only
+    links between documents of that folder, resolved among that folder's documents alone.
+    """
     index = path_index(store)
     await index.ensure()
     source = index.by_doc_id(doc_id)
     if source is None or not source.is_markdown:
         return
+    members = index.folder_entries(source.folder_id)
+    targets = frozenset(e.link_target for e in members if e.is_markdown)
+    graph = link_graph(store, targets, scope=("folder", source.folder_id))
     text = view_of(await text_cache(store).get(doc_id))
-    graph = link_graph(store, index.link_targets())
-    targets_by_folder: dict[str, set[str]] = {}
+    linked: set[str] = set()
     for resolved in graph.links(source.link_target, text):
         target = resolved.resolution.target
         entry = index.entry_at(target.user_path) if target is not None else None
-        if entry is not None and entry.doc_id != doc_id:
-            targets_by_folder.setdefault(entry.folder_doc_id, set()).add(entry.uuid)
-    for _, folder_doc_id in list(index.folders.values()):
+        if entry is not None and entry.doc_id != doc_id and entry.folder_id == source.folder_id:
+            linked.add(entry.uuid)
+    for folder_id, (_, folder_doc_id) in list(index.folders.items()):
         room = await store.get(folder_doc_id)
-        if room is not None:
-            _update(room, source.uuid, targets_by_folder.get(folder_doc_id, set()))
+        if room is None:
+            continue
+        if folder_id == source.folder_id:
+            _update(room, source.uuid, linked, members={e.uuid for e in members})
+        else:
+            # Links recorded before backlinks stayed within a folder: take them out.
+            _forget(room, source.uuid)
 
 
-def _update(room: Room, source: str, targets: set[str]) -> None:
+def _update(room: Room, source: str, targets: set[str], *, members: set[str]) -> None:
+    """Record `source`'s links to `targets`, and drop any entry naming a document of another folder."""
     current = folderdoc.backlinks(room.doc)
     changes: dict[str, list[str]] = {}
     for target, sources in current.items():
-        if source in sources and target not in targets:
-            changes[target] = [s for s in sources if s != source]
+        kept = [s for s in sources if s in members and (s != source or target in targets)]
+        if target not in members:
+            kept = []
+        if kept != sources:
+            changes[target] = kept
     for target in targets:
-        sources = current.get(target, [])
+        sources = changes.get(target, current.get(target, []))
         if source not in sources:
             changes[target] = [*sources, source]
+    _write(room, changes)
+
+
+def _forget(room: Room, source: str) -> None:
+    current = folderdoc.backlinks(room.doc)
+    _write(
+        room, {t: [s for s in sources if s != source] for t, sources in current.items() if source in sources}
+    )
+
+
+def _write(room: Room, changes: dict[str, list[str]]) -> None:
     if changes:
         with room.transact():
             for target, sources in changes.items():

@@ -6,6 +6,8 @@ changes, and the resolver itself is updated incrementally (add/remove), never re
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,10 +25,10 @@ class ResolvedLink:
 
 
 class LinkGraph:
-    def __init__(self) -> None:
+    def __init__(self, parsed: dict[LinkTarget, tuple[str, list[WikiLink]]] | None = None) -> None:
         self._index = LinkIndex()
         self._targets: frozenset[LinkTarget] = frozenset()
-        self._parsed: dict[LinkTarget, tuple[str, list[WikiLink]]] = {}
+        self._parsed = {} if parsed is None else parsed  # may be shared: parsing depends on the text only
         self._resolved: dict[LinkTarget, tuple[str, list[ResolvedLink]]] = {}
 
     def set_documents(self, targets: frozenset[LinkTarget]) -> None:
@@ -71,12 +73,35 @@ class LinkGraph:
         )
 
 
-def _new_graph(store: object) -> LinkGraph:
-    return LinkGraph()
+class LinkGraphs:
+    """One graph per set of documents links may resolve to: what a caller may see, or one folder.
+
+    Where a link points depends on which documents exist, so a link must be resolved only among the
+    documents its reader may see: a hidden note must not change how a visible link resolves.
+    """
+
+    MAX_GRAPHS = 32
+
+    def __init__(self) -> None:
+        self._graphs: OrderedDict[Hashable, LinkGraph] = OrderedDict()
+        self._parsed: dict[LinkTarget, tuple[str, list[WikiLink]]] = {}
+
+    def get(self, scope: Hashable, targets: frozenset[LinkTarget]) -> LinkGraph:
+        graph = self._graphs.pop(scope, None)
+        if graph is None:
+            graph = LinkGraph(self._parsed)
+        self._graphs[scope] = graph
+        while len(self._graphs) > self.MAX_GRAPHS:
+            self._graphs.popitem(last=False)
+        graph.set_documents(targets)
+        return graph
 
 
-def link_graph(store: DocStore, targets: frozenset[LinkTarget]) -> LinkGraph:
-    """The store's link graph, brought up to date with the documents that exist."""
-    graph = store.attached(_new_graph)
-    graph.set_documents(targets)
-    return graph
+def _new_graphs(store: object) -> LinkGraphs:
+    return LinkGraphs()
+
+
+def link_graph(store: DocStore, targets: frozenset[LinkTarget], *, scope: Hashable) -> LinkGraph:
+    """The graph of links resolved among exactly `targets`, brought up to date; `scope` names that set
+    (a token's folders, a folder) so each keeps its own cached resolutions."""
+    return store.attached(_new_graphs).get(scope, targets)

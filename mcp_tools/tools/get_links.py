@@ -26,7 +26,7 @@ def _section(title: str, lines: list[str]) -> str:
 async def get_links(ctx: ToolContext, args: GetLinksArgs) -> str:
     kb = await open_kb()
     entry = kb.resolve(ctx, args.file_path)
-    graph = kb.link_graph()
+    graph = kb.link_graph(ctx)
     visible = kb.visible(ctx)
     texts = await kb.view_texts(visible)
     by_target = {target_of(e): e for e in visible}

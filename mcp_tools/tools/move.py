@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from lensrelay.vaultpath import InvalidPath, split_user_path, validate_relative_path, with_md_suffix
+from lensrelay.documents import folder_paths
+from lensrelay.vaultpath import InvalidPath, split_user_path, with_md_suffix
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, writable_entry
@@ -32,7 +33,6 @@ async def move(ctx: ToolContext, args: MoveArgs) -> str:
     entry = writable_entry(ctx, kb, args.file_path)
     try:
         folder, relative = split_user_path(with_md_suffix(args.new_path))
-        validate_relative_path(relative)
     except InvalidPath as exc:
         raise ToolError(f"Error: invalid new_path {args.new_path!r}: {exc}") from exc
     if folder != entry.folder_name:
@@ -40,6 +40,12 @@ async def move(ctx: ToolContext, args: MoveArgs) -> str:
     new_user_path = f"{folder}{relative}"
     if kb.index.exists(new_user_path):
         raise ToolError(f"Error: {new_user_path} already exists.")
+    folder_room = await kb.store.get(entry.folder_doc_id)
+    assert folder_room is not None
+    try:
+        folder_paths(folder_room).check(relative, replacing=entry.path)
+    except InvalidPath as exc:
+        raise ToolError(f"Error: invalid new_path {args.new_path!r}: {exc}") from exc
     try:
         suggestion = await suggestion_propose_move_or_delete(
             store=kb.store, entry=entry, proposer=proposer(ctx), new_path=new_user_path, comment=args.comment

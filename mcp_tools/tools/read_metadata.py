@@ -35,7 +35,9 @@ async def read_metadata(ctx: ToolContext, args: ReadMetadataArgs) -> str:
     frontmatter, _, error = split_frontmatter(text)
     visible = kb.visible(ctx)
     texts = await kb.view_texts(visible)
-    backlinks = kb.link_graph().backlinks(target_of(entry), {target_of(e): texts[e.doc_id] for e in visible})
+    backlinks = kb.link_graph(ctx).backlinks(
+        target_of(entry), {target_of(e): texts[e.doc_id] for e in visible}
+    )
     result = {
         "path": entry.user_path,
         "frontmatter": frontmatter or {},

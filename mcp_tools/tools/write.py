@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from lensrelay.vaultpath import InvalidPath, split_user_path, validate_relative_path, with_md_suffix
+from lensrelay.vaultpath import InvalidPath, split_user_path, with_md_suffix
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read
@@ -64,6 +64,8 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
         raise ToolError(str(exc)) from exc
     except FileExistsError as exc:
         raise ToolError(f"Error: {exc}") from exc
+    except InvalidPath as exc:
+        raise ToolError(f"Error: invalid path {args.file_path!r}: {exc}") from exc
     return (
         f"Created {suggestion.path} with its content as a suggestion for human review "
         f"(suggestion {suggestion.uid}, pending)."
@@ -73,7 +75,6 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
 def _new_location(ctx: ToolContext, kb: KnowledgeBase, file_path: str) -> tuple[int, str]:
     try:
         folder_name, relative = split_user_path(with_md_suffix(file_path))
-        validate_relative_path(relative)
     except InvalidPath as exc:
         raise ToolError(f"Error: invalid path {file_path!r}: {exc}") from exc
     for folder_id, name in kb.index.visible_folders(ctx.access):
