@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import regex
 from asgiref.sync import sync_to_async
@@ -19,6 +20,8 @@ from lensrelay.folders import doc_scope
 from lensrelay.http_auth import bearer_token, unauthorized
 from lensrelay.models import YDoc, new_doc_id
 from lensrelay.routing import DOC_ID
+
+logger = logging.getLogger(__name__)
 
 _DOC_ID_RE = regex.compile(rf"^{DOC_ID}$")
 
@@ -102,6 +105,8 @@ async def ready(request: HttpRequest) -> HttpResponse:
 
     try:
         await sync_to_async(check)()
-    except Exception as exc:
-        return JsonResponse({"ok": False, "error": str(exc)}, status=503)
+    except Exception:
+        # Unauthenticated: say only "not ready"; the reason (host, port, role) goes to the log.
+        logger.exception("not ready: the database check failed")
+        return JsonResponse({"ok": False}, status=503)
     return JsonResponse({"ok": True})

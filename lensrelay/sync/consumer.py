@@ -16,6 +16,7 @@ from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store
 from lensrelay.folders import doc_scope, folder_settled
 from lensrelay.sync import wire
+from lensrelay.sync.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.sync.wire import MalformedFrame, Reader
 
 logger = logging.getLogger(__name__)
@@ -27,6 +28,9 @@ CLOSE_FORBIDDEN = 4403
 CLOSE_UNKNOWN_DOC = 4404
 CLOSE_TOO_LARGE = 4413
 
+# At most one notice of dropped awareness per this many seconds per connection.
+AWARENESS_NOTICE_SECONDS = 10.0
+
 # A client that has just added a filemeta entry may connect to the new content doc before the
 # folder change that names it has been mirrored: give the mirror this long before refusing.
 UNKNOWN_DOC_GRACE_SECONDS = 2.0
@@ -36,6 +40,11 @@ class SyncConsumer(AsyncWebsocketConsumer):
     room: Room | None = None
     access: Access | None = None
     read_only = True
+    awareness_notice_after = 0.0
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.awareness_rate = AwarenessRate()
 
     async def dispatch(self, message: dict[str, object]) -> None:
         # Channels' AsyncConsumer.dispatch runs close_old_connections() in the sync thread before every
@@ -56,12 +65,10 @@ class SyncConsumer(AsyncWebsocketConsumer):
         if access is None:
             await self.close(code=CLOSE_UNAUTHORIZED, reason="missing, unknown, expired or revoked token")
             return
-        known, folder_id = await self._scope(doc_id)
-        if not known:
+        # A document of a folder the token may not see is refused exactly like one that does not exist
+        # (same code, same reason, same wait), so ids of other folders cannot be probed.
+        if not await self._visible(doc_id, access):
             await self.close(code=CLOSE_UNKNOWN_DOC, reason="unknown document")
-            return
-        if not access.sees_folder(folder_id):
-            await self.close(code=CLOSE_FORBIDDEN, reason="token has no access to this folder")
             return
         room = await get_store().get(doc_id)
         if room is None:
@@ -94,12 +101,14 @@ class SyncConsumer(AsyncWebsocketConsumer):
         domain, _ = split_domain_port(host)
         return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
-    async def _scope(self, doc_id: str) -> tuple[bool, int | None]:
+    async def _visible(self, doc_id: str, access: Access) -> bool:
         deadline = asyncio.get_running_loop().time() + UNKNOWN_DOC_GRACE_SECONDS
         while True:
             known, folder_id = await sync_to_async(doc_scope)(doc_id)
-            if known or asyncio.get_running_loop().time() >= deadline:
-                return known, folder_id
+            if known and access.sees_folder(folder_id):
+                return True
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
             await folder_settled()
             await asyncio.sleep(0.1)
 
@@ -141,19 +150,36 @@ class SyncConsumer(AsyncWebsocketConsumer):
             else:
                 raise MalformedFrame(f"unknown sync step {step}")
         elif kind == wire.MESSAGE_AWARENESS:
-            update = reader.var_bytes()
-            added, removed = room.awareness.apply(update)
-            owned = room.clients.setdefault(self, set())
-            owned.update(added)
-            for peer_ids in room.clients.values():
-                peer_ids.difference_update(removed)
-            # Echo to everyone, the sender included: y-websocket clients drop silent connections.
-            await room.broadcast(wire.awareness_message(update))
+            await self._awareness(room, reader.var_bytes())
         elif kind == wire.MESSAGE_QUERY_AWARENESS:
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
         elif kind == wire.MESSAGE_SYNC_STATUS:
             await self.send_frame(frame)
         # Other message types (auth from a client, custom extensions) carry nothing for the server.
+
+    async def _awareness(self, room: Room, update: bytes) -> None:
+        owned = room.clients.setdefault(self, set())
+        try:
+            received = room.awareness.receive(
+                update, may_add=MAX_CLIENTS_PER_CONNECTION - len(owned), rate=self.awareness_rate
+            )
+        except AwarenessRefused as exc:
+            await self._awareness_refused(str(exc))
+            return
+        if not received.changed:
+            return  # a relay of states everyone already has
+        owned.update(received.added)
+        for peer_ids in room.clients.values():
+            peer_ids.difference_update(received.removed)
+        # Echo to everyone, the sender included: y-websocket clients drop silent connections.
+        await room.broadcast(wire.awareness_message(update))
+
+    async def _awareness_refused(self, reason: str) -> None:
+        # Presence is best effort: the sync goes on; the client's log says why its state was dropped.
+        now = asyncio.get_running_loop().time()
+        if now >= self.awareness_notice_after:
+            self.awareness_notice_after = now + AWARENESS_NOTICE_SECONDS
+            await self.send_frame(wire.permission_denied(reason))
 
     async def _answer_step1(self, room: Room, state_vector: bytes) -> None:
         # Nobody may see a change before it is durable, a new joiner included.

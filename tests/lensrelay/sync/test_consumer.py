@@ -166,7 +166,7 @@ async def test_refusals_use_4400_range_codes(
         (note.doc_id, None, None, 4401),
         (note.doc_id, "lr_wrong", None, 4401),
         (note.doc_id, revoked, None, 4401),
-        (note.doc_id, scoped, None, 4403),
+        (note.doc_id, scoped, None, 4404),
         (note.doc_id + "x", valid, None, 4404),
         (note.doc_id, valid, f"/d/{note.doc_id}/ws/someone-else", 4400),
     ]
