@@ -70,15 +70,15 @@ def test_case_and_normalisation_variants_of_an_entry_are_refused(name: str) -> N
             validate_relative_path(variant)
         except InvalidPath:
             continue  # refused for its own sake (upper() may leave NFC, for instance)
-        with pytest.raises(InvalidPath, match="already exists|only by letter case"):
+        with pytest.raises(InvalidPath, match=r"already exists|only by letter case"):
             folder.check(variant)
 
 
 def test_no_path_under_a_document_nor_a_document_over_a_folder() -> None:
     folder = FolderPaths([("/Index.md", "markdown"), ("/Notes", "folder"), ("/Notes/A.md", "markdown")])
-    with pytest.raises(InvalidPath, match="inside the document '/Index.md'"):
+    with pytest.raises(InvalidPath, match=r"inside the document '/Index\.md'"):
         folder.check("/Index.md/x.md")
-    with pytest.raises(InvalidPath, match="inside the document '/Index.md'"):
+    with pytest.raises(InvalidPath, match=r"inside the document '/Index\.md'"):
         folder.check("/index.MD/deeper/x.md")
     with pytest.raises(InvalidPath, match="already exists"):
         folder.check("/Notes/A.md")

@@ -49,3 +49,36 @@ async def test_backlinks_follow_links_added_and_removed(
     assert await backlinks_settle(store, folder, want) == want
     await rewrite(store, source.doc_id, "no links\n")
     assert await backlinks_settle(store, folder, {target.uuid: [other.uuid]}) == {target.uuid: [other.uuid]}
+
+
+async def test_backlinks_stay_within_their_folder(store: Any, make_folder: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+    public = await sync_to_async(make_folder)("Public")
+    secret = await sync_to_async(make_folder)("Secret")
+    target = await document_create(store=store, folder=public, path="/Target.md", text="# Target\n")
+    local = await document_create(store=store, folder=public, path="/Local.md", text="[[Target]]\n")
+    want = {target.uuid: [local.uuid]}
+    assert await backlinks_settle(store, public, want) == want
+    # a Secret note links into Public in every way a link can: none of it reaches Public's folder doc
+    spy = await document_create(store=store, folder=secret, path="/Spy.md", text="[[Public/Target]]\n")
+    await rewrite(store, spy.doc_id, "[[Public/Target]] [[Target]] [[/Target]]\n")
+    secret_room = await store.get(secret.doc_id)
+    await backlinks.backlink_indexer(store).settled()
+    await backlinks.reindex(store, spy.doc_id)
+    assert folderdoc.backlinks((await store.get(public.doc_id)).doc) == want
+    assert folderdoc.backlinks(secret_room.doc) == {}
+
+
+async def test_entries_leaked_before_are_removed(store: Any, make_folder: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+    public = await sync_to_async(make_folder)("Public")
+    secret = await sync_to_async(make_folder)("Secret")
+    target = await document_create(store=store, folder=public, path="/Target.md", text="# Target\n")
+    spy = await document_create(store=store, folder=secret, path="/Spy.md", text="no links yet\n")
+    room = await store.get(public.doc_id)
+    with room.transact():  # as an older server wrote it
+        folderdoc.set_backlinks(room.doc, target=target.uuid, sources=[spy.uuid])
+        folderdoc.set_backlinks(room.doc, target=spy.uuid, sources=[target.uuid])
+    local = await document_create(store=store, folder=public, path="/Local.md", text="[[Target]]\n")
+    want = {target.uuid: [local.uuid]}
+    assert await backlinks_settle(store, public, want) == want
