@@ -101,8 +101,8 @@ async def test_the_sync_socket_checks_tokens_and_folder_scope(api: Api, yclients
         "no token": ({}, 4401),
         "empty token": ({"token": ""}, 4401),
         "unknown token": ({"token": "lr_" + "x" * 43}, 4401),
-        "token of another folder": ({"token": api["alpha-edit"]}, 4403),
-        "view token of another folder": ({"token": api["alpha-view"]}, 4403),
+        "token of another folder": ({"token": api["alpha-edit"]}, 4404),
+        "view token of another folder": ({"token": api["alpha-view"]}, 4404),
     }
     started = await asyncio.gather(
         *(

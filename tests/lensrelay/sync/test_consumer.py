@@ -245,3 +245,27 @@ async def test_staff_session_syncs_read_write_from_our_own_pages_only(store: Any
     await comm.disconnect()
     for user, origin in [(staff, b"https://evil.example"), (plain, None), (AnonymousUser(), None)]:
         await expect_close(await open_as(user, origin), 4401)
+
+
+async def test_another_folders_document_is_refused_like_an_unknown_one(
+    store: Any, note: Any, make_token: Any, make_folder: Any, monkeypatch: Any
+) -> None:
+    from lensrelay.sync import consumer
+
+    monkeypatch.setattr(consumer, "UNKNOWN_DOC_GRACE_SECONDS", 0.4)
+    other = await sync_to_async(make_folder)("Other")
+    unknown = note.doc_id[:37] + "00000000-0000-4000-8000-000000000000"
+    closes = []
+    for role in ("view", "edit"):
+        token = await sync_to_async(make_token)(role, (other,))
+        for doc_id in (note.doc_id, unknown):
+            started = asyncio.get_running_loop().time()
+            comm = await connect(doc_id, token)
+            message = await comm.receive_output(timeout=5)
+            elapsed = asyncio.get_running_loop().time() - started
+            closes.append((message, elapsed >= 0.4))
+    # same code, same reason, same wait: nothing tells an existing id of another folder from a made-up one
+    assert {repr(c) for c in closes} == {
+        repr(({"type": "websocket.close", "code": 4404, "reason": "unknown document"}, True))
+    }
+    assert await document_text(store=store, doc_id=note.doc_id) == "héllo 😀 中"
