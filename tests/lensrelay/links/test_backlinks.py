@@ -75,6 +75,8 @@ async def test_entries_leaked_before_are_removed(store: Any, make_folder: Any, m
     secret = await sync_to_async(make_folder)("Secret")
     target = await document_create(store=store, folder=public, path="/Target.md", text="# Target\n")
     spy = await document_create(store=store, folder=secret, path="/Spy.md", text="no links yet\n")
+    await asyncio.sleep(0.1)
+    await backlinks.backlink_indexer(store).settled()  # nothing pending that would touch these documents
     room = await store.get(public.doc_id)
     with room.transact():  # as an older server wrote it
         folderdoc.set_backlinks(room.doc, target=target.uuid, sources=[spy.uuid])
