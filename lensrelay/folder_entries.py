@@ -102,6 +102,15 @@ def content_doc_register(*, folder: Folder, doc_id: str) -> None:
         YDoc.objects.filter(doc_id=doc_id, kind=YDoc.Kind.CONTENT, folder__isnull=True).update(folder=folder)
 
 
+def content_doc_transfer(*, doc_id: str, folder: Folder) -> None:
+    """Hand a content document to another folder, for a cross-folder move service that has checked the
+    caller may write both folders. Remove the entry from the old folder document (and mirror it) first,
+    then transfer, then add the entry to the new folder document: the mirror admits it only there."""
+    if Document.objects.filter(doc_id=doc_id).exclude(folder=folder).exists():
+        raise ValueError(f"{doc_id} is still listed in its old folder; remove that entry first")
+    YDoc.objects.filter(doc_id=doc_id, kind=YDoc.Kind.CONTENT).update(folder=folder)
+
+
 def _not_ours(folder: Folder, uuids: set[str]) -> dict[str, str]:
     """Of these uuids new to the folder, those naming documents it may not hold: uuid -> reason."""
     uuid_of = {content_doc_id(folder, uuid): uuid for uuid in uuids}

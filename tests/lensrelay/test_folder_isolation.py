@@ -16,7 +16,7 @@ from lensrelay.auth import Access
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.documents import document_create
-from lensrelay.folder_entries import UUID_RE, content_doc_id
+from lensrelay.folder_entries import UUID_RE, content_doc_id, content_doc_transfer
 from lensrelay.folders import folder_create, mirror_folder, sync_folder_documents
 from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
 from lensrelay.paths import path_index
@@ -231,3 +231,19 @@ def test_generated_folder_documents_keep_every_invariant(
     owners = dict(YDoc.objects.filter(doc_id__in=[r.doc_id for r in rows]).values_list("doc_id", "folder_id"))
     assert all(owners[row.doc_id] == public.pk for row in rows)
     assert list(Document.objects.filter(folder=secret).values_list("doc_id", "path")) == secret_rows
+
+
+async def test_a_transfer_is_the_only_way_between_folders(store: Any, vaults: Vaults) -> None:
+    with pytest.raises(ValueError, match="still listed in its old folder"):
+        await sync_to_async(content_doc_transfer)(doc_id=vaults.plan.doc_id, folder=vaults.public)
+    secret_room = await store.get(vaults.secret.doc_id)
+    with secret_room.transact():
+        folderdoc.remove_entry(secret_room.doc, path="/Plan.md")
+    await mirror_folder(store, folder_id=vaults.secret.pk, room=secret_room)
+    await sync_to_async(content_doc_transfer)(doc_id=vaults.plan.doc_id, folder=vaults.public)
+    await add_entries(store, vaults.public, {"/Plan.md": (vaults.plan.uuid, "markdown")})
+    assert await public_sees(store, vaults, "Public/Plan.md") == SECRET_TEXT
+    # and the old folder can no longer take it back
+    await add_entries(store, vaults.secret, {"/Plan again.md": (vaults.plan.uuid, "markdown")})
+    plan = await sync_to_async(Document.objects.get)(doc_id=vaults.plan.doc_id)
+    assert (plan.folder_id, plan.path) == (vaults.public.pk, "/Plan.md")
