@@ -3,6 +3,7 @@ expect, a moment after a document's text changes."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from lensrelay.docstore import folderdoc
@@ -14,6 +15,7 @@ from lensrelay.paths import path_index
 from lensrelay.texts import text_cache, view_of
 
 DEBOUNCE_SECONDS = 1.0
+UNLISTED_RETRIES = 5
 
 
 async def reindex(store: DocStore, doc_id: str) -> None:
@@ -25,7 +27,11 @@ async def reindex(store: DocStore, doc_id: str) -> None:
     index = path_index(store)
     await index.ensure()
     source = index.by_doc_id(doc_id)
-    if source is None or not source.is_markdown:
+    if source is None:
+        _retry_unlisted(store, doc_id)
+        return
+    _unlisted(store).pop(doc_id, None)
+    if not source.is_markdown:
         return
     members = index.folder_entries(source.folder_id)
     targets = frozenset(e.link_target for e in members if e.is_markdown)
@@ -46,6 +52,31 @@ async def reindex(store: DocStore, doc_id: str) -> None:
         else:
             # Links recorded before backlinks stayed within a folder: take them out.
             _forget(room, source.uuid)
+
+
+def _unlisted(store: DocStore) -> dict[str, int]:
+    return store.attached(_new_unlisted)
+
+
+def _new_unlisted(store: DocStore) -> dict[str, int]:
+    return {}
+
+
+def _retry_unlisted(store: DocStore, doc_id: str) -> None:
+    """A new note's text may change before its folder entry is mirrored (content is written first):
+    look again a little later, a few times, rather than miss its links."""
+    room = store.rooms.get(doc_id)
+    tries = _unlisted(store)
+    if room is None or room.kind != "content" or tries.get(doc_id, 0) >= UNLISTED_RETRIES:
+        tries.pop(doc_id, None)
+        return
+    tries[doc_id] = tries.get(doc_id, 0) + 1
+
+    async def again() -> None:
+        await asyncio.sleep(DEBOUNCE_SECONDS)
+        backlink_indexer(store).add(doc_id)
+
+    store.spawn(again())
 
 
 def _update(room: Room, source: str, targets: set[str], *, members: set[str]) -> None:

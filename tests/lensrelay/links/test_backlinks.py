@@ -84,3 +84,27 @@ async def test_entries_leaked_before_are_removed(store: Any, make_folder: Any, m
     local = await document_create(store=store, folder=public, path="/Local.md", text="[[Target]]\n")
     want = {target.uuid: [local.uuid]}
     assert await backlinks_settle(store, public, want) == want
+
+
+async def test_links_written_before_the_entry_is_mirrored_are_indexed(
+    store: Any, make_folder: Any, monkeypatch: Any
+) -> None:
+    from lensrelay.folder_entries import content_doc_id, content_doc_register
+    from lensrelay.folders import mirror_folder
+
+    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+    folder = await sync_to_async(make_folder)("Lens")
+    target = await document_create(store=store, folder=folder, path="/Target.md", text="# Target\n")
+    file_uuid = "0b8e4f7c-3f39-4a8e-9a61-3c7f1d2b5e10"
+    doc_id = content_doc_id(folder, file_uuid)
+    await sync_to_async(content_doc_register)(folder=folder, doc_id=doc_id)
+    room = await store.create(doc_id, "content")
+    await rewrite(store, doc_id, "see [[Target]]\n")  # indexed now: no entry names it yet
+    await asyncio.sleep(0.2)
+    await backlinks.backlink_indexer(store).settled()
+    folder_room = await store.get(folder.doc_id)
+    with folder_room.transact():
+        folderdoc.add_entry(folder_room.doc, path="/Late.md", uuid=file_uuid)
+    await mirror_folder(store, folder_id=folder.pk, room=folder_room)
+    assert room.doc is not None
+    assert await backlinks_settle(store, folder, {target.uuid: [file_uuid]}) == {target.uuid: [file_uuid]}
