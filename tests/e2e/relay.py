@@ -152,6 +152,17 @@ def tree(root: Path) -> dict[str, bytes | None]:
     return found
 
 
+@dataclass(frozen=True)
+class RelayTokens:
+    """A module's relay with the raw tokens of its own set-up (base tokens included), by name."""
+
+    relay: Relay
+    tokens: dict[str, str]
+
+    def __getitem__(self, name: str) -> str:
+        return self.tokens[name]
+
+
 class Relay:
     """A running Lens Relay server plus the operator's tools (management commands, HTTP).
 

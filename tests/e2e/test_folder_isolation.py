@@ -12,7 +12,6 @@ Each attack must fail and leave everything stored as it was.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 from pycrdt import Doc, Map
 
 from .conftest import YClientFactory
-from .relay import Relay, TokenSpec, poll, read_map
+from .relay import Relay, RelayTokens, TokenSpec, poll, read_map
 from .test_mcp_tools_http import Session
 
 pytestmark = pytest.mark.e2e
@@ -31,13 +30,7 @@ MIRROR_TIMEOUT = 15.0
 PUBLIC_TOKENS = ("public-view", "public-edit")
 
 
-@dataclass(frozen=True)
-class World:
-    relay: Relay
-    tokens: dict[str, str]
-
-    def __getitem__(self, name: str) -> str:
-        return self.tokens[name]
+World = RelayTokens
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from pycrdt import Doc, Text
 
 from .conftest import YClientFactory
-from .relay import Relay, TokenSpec, read_text
+from .relay import Relay, RelayTokens, TokenSpec, read_text
 
 pytestmark = pytest.mark.e2e
 
@@ -20,13 +19,7 @@ PLAN = "# Beta plan\n\nSecret-ish.\n"
 ALPHA_PATHS = {"Alpha/Notes/Ideas.md", "Alpha/Readme.md"}
 
 
-@dataclass(frozen=True)
-class Api:
-    relay: Relay
-    tokens: dict[str, str]
-
-    def __getitem__(self, name: str) -> str:
-        return self.tokens[name]
+Api = RelayTokens
 
 
 @pytest.fixture(scope="module")

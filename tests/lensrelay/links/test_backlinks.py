@@ -17,6 +17,11 @@ from lensrelay.links import backlinks
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def _quick_indexer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+
+
 async def rewrite(store: Any, doc_id: str, text: str) -> None:
     room = await store.get(doc_id)
     ytext = room.doc.get("contents", type=Text)
@@ -35,10 +40,7 @@ async def backlinks_settle(store: Any, folder: Any, want: dict[str, list[str]]) 
     return current
 
 
-async def test_backlinks_follow_links_added_and_removed(
-    store: Any, make_folder: Any, monkeypatch: Any
-) -> None:
-    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+async def test_backlinks_follow_links_added_and_removed(store: Any, make_folder: Any) -> None:
     folder = await sync_to_async(make_folder)("Lens")
     target = await document_create(store=store, folder=folder, path="/Notes/Target.md", text="# Target\n")
     source = await document_create(store=store, folder=folder, path="/Source.md", text="see [[Target]]\n")
@@ -51,8 +53,7 @@ async def test_backlinks_follow_links_added_and_removed(
     assert await backlinks_settle(store, folder, {target.uuid: [other.uuid]}) == {target.uuid: [other.uuid]}
 
 
-async def test_backlinks_stay_within_their_folder(store: Any, make_folder: Any, monkeypatch: Any) -> None:
-    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+async def test_backlinks_stay_within_their_folder(store: Any, make_folder: Any) -> None:
     public = await sync_to_async(make_folder)("Public")
     secret = await sync_to_async(make_folder)("Secret")
     target = await document_create(store=store, folder=public, path="/Target.md", text="# Target\n")
@@ -69,8 +70,7 @@ async def test_backlinks_stay_within_their_folder(store: Any, make_folder: Any, 
     assert folderdoc.backlinks(secret_room.doc) == {}
 
 
-async def test_entries_leaked_before_are_removed(store: Any, make_folder: Any, monkeypatch: Any) -> None:
-    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+async def test_entries_leaked_before_are_removed(store: Any, make_folder: Any) -> None:
     public = await sync_to_async(make_folder)("Public")
     secret = await sync_to_async(make_folder)("Secret")
     target = await document_create(store=store, folder=public, path="/Target.md", text="# Target\n")
@@ -86,13 +86,10 @@ async def test_entries_leaked_before_are_removed(store: Any, make_folder: Any, m
     assert await backlinks_settle(store, public, want) == want
 
 
-async def test_links_written_before_the_entry_is_mirrored_are_indexed(
-    store: Any, make_folder: Any, monkeypatch: Any
-) -> None:
+async def test_links_written_before_the_entry_is_mirrored_are_indexed(store: Any, make_folder: Any) -> None:
     from lensrelay.folder_entries import content_doc_id, content_doc_register
     from lensrelay.folders import mirror_folder
 
-    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
     folder = await sync_to_async(make_folder)("Lens")
     target = await document_create(store=store, folder=folder, path="/Target.md", text="# Target\n")
     file_uuid = "0b8e4f7c-3f39-4a8e-9a61-3c7f1d2b5e10"
