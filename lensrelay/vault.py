@@ -68,6 +68,9 @@ def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, str]]:
             if name.startswith(".") or not name.lower().endswith(MARKDOWN_SUFFIXES):
                 report.skipped.append(f"{rel} (not markdown)")
                 continue
+            if rel in files:
+                report.skipped.append(f"{rel} (another file has this name once NFC-normalised)")
+                continue
             try:
                 validate_relative_path(rel)
                 files[rel] = (Path(dirpath) / name).read_bytes().decode("utf-8")

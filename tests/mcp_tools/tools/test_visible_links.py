@@ -8,9 +8,12 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lensrelay.documents import document_create
 from lensrelay.models import Document, YDoc
+from lensrelay.vaultpath import normalize_path, validate_relative_path, with_md_suffix
 from tests.mcp_tools.tools.conftest import access
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -113,3 +116,33 @@ async def test_move_obeys_the_path_rules_but_may_change_case(store: Any, folders
     assert await sync_to_async(stored)() == before
     text, error = await call("move", {"file_path": "Public/Other.md", "new_path": "Public/OTHER.md"})
     assert not error, text
+
+
+generated_names = st.lists(
+    st.one_of(
+        st.characters(),
+        st.sampled_from(
+            ["/", ".", "..", "\u202e", "\ufeff", "e\u0301", "\udc80", "\x00", "Index", "INDEX.md"]
+        ),
+    ),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=generated_names)
+async def test_write_with_generated_names_creates_a_valid_path_or_changes_nothing(
+    folders: Any, call: Any, name: str
+) -> None:
+    before = await sync_to_async(stored)()
+    text, error = await call("write", {"file_path": "Public/" + name, "content": "generated"})
+    after = await sync_to_async(stored)()
+    if error:
+        assert text.startswith(("Error:", "You must read")) and after == before, text
+        return
+    paths = await sync_to_async(lambda: set(Document.objects.values_list("path", flat=True)))()
+    new = paths - {path for _, path in before}
+    assert len(new) == 1, (name, new)
+    [path] = new
+    assert validate_relative_path(path) == path
+    assert "Public" + path == normalize_path(with_md_suffix("Public/" + name))
