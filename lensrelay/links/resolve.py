@@ -3,8 +3,10 @@
 A link's target text (heading and alias already removed) is tried, case-insensitively and with
 '.md' optional, in this order:
 
-1. relative to the linking document's directory ('./' and '../' allowed, never above the
-   folder root); text starting with './' or '../' stops here;
+1. relative to the linking document's directory ('./' and '../' allowed); every shared folder is
+   a sibling directory in the user's vault, so '../' may climb above the folder root to the vault
+   root and down into another folder (``[[../Lens Edu/Syllabus]]`` from a note at Lens's root),
+   never above the vault root; text starting with './' or '../' stops here;
 2. as a path from the linking document's folder root (a leading '/' means this, and stops
    after step 3);
 3. from the root of the virtual tree ``/{folder name}/...`` (``[[Lens Edu/Syllabus]]``);
@@ -99,6 +101,19 @@ def _collapse_dots(segments: list[str]) -> list[str] | None:
     return out or None
 
 
+def _climbs_out(directory: list[str], segments: list[str]) -> bool:
+    """Whether '..' segments climb above the folder root (rather than the path ending up empty)."""
+    depth = len(directory)
+    for segment in segments:
+        if segment == "..":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif segment != ".":
+            depth += 1
+    return False
+
+
 def _by_nearness_in_folder(target: LinkTarget) -> tuple[int, str, str]:
     return (_depth(target), match_key(target.path), target.path)
 
@@ -138,8 +153,7 @@ class LinkResolver(ABC):
         has_dots = any(segment in (".", "..") for segment in segments)
 
         if not absolute:
-            directory = source.path.split("/")[1:-1]
-            found = self._at_path(source.folder, _collapse_dots(directory + segments), via="relative")
+            found = self._relative(source, segments)
             if found is not None or explicitly_relative:
                 return found or UNRESOLVED
 
@@ -157,6 +171,16 @@ class LinkResolver(ABC):
             return UNRESOLVED
         return self._resolve_by_basename(source, segments)
 
+    def _relative(self, source: LinkTarget, segments: list[str]) -> Resolution | None:
+        directory = source.path.split("/")[1:-1]
+        inside = _collapse_dots(directory + segments)
+        if inside is not None or not _climbs_out(directory, segments):
+            return self._at_path(source.folder, inside, via="relative")
+        in_vault = _collapse_dots([source.folder, *directory, *segments])
+        if in_vault is None or len(in_vault) < 2:
+            return None
+        return self._in_virtual_tree(in_vault, via="relative")
+
     def _at_path(self, folder: str, segments: list[str] | None, *, via: str) -> Resolution | None:
         if segments is None:
             return None
@@ -168,16 +192,16 @@ class LinkResolver(ABC):
                 return Resolution(target=matches[0], candidates=tuple(matches), via=via)
         return None
 
-    def _in_virtual_tree(self, segments: list[str]) -> Resolution | None:
+    def _in_virtual_tree(self, segments: list[str], *, via: str = "virtual") -> Resolution | None:
         matches: list[LinkTarget] = []
         for folder in self._folders_named(match_key(segments[0])):
-            found = self._at_path(folder, segments[1:], via="virtual")
+            found = self._at_path(folder, segments[1:], via=via)
             if found is not None:
                 matches.extend(found.candidates)
         if not matches:
             return None
         matches.sort(key=_by_folder_then_nearness)
-        return Resolution(target=matches[0], candidates=tuple(matches), via="virtual")
+        return Resolution(target=matches[0], candidates=tuple(matches), via=via)
 
     def _resolve_by_basename(self, source: LinkTarget, segments: list[str]) -> Resolution:
         last_key = match_key(segments[-1])
