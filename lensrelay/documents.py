@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid as uuidlib
 
-from pycrdt import Text
+from pycrdt import Doc, Text
 
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.offsets import text_insert
@@ -20,8 +20,7 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
     validate_relative_path(path)
     folder_room = await store.get(folder.doc_id)
     assert folder_room is not None
-    if path in folderdoc.entries(folder_room.doc):
-        raise FileExistsError(f"{folder.name}{path} already exists")
+    _check_free(folder_room.doc, folder=folder, path=path)
     uuid = str(uuidlib.uuid4())
     doc_id = content_doc_id(folder, uuid)
     room = await store.create(doc_id, YDoc.Kind.CONTENT)
@@ -29,11 +28,25 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
         with room.transact():
             text_insert(room.doc.get(CONTENTS, type=Text), current="", index=0, value=text)
         await room.flushed()
+    _check_free(folder_room.doc, folder=folder, path=path)
+    entries = folderdoc.entries(folder_room.doc)
     with folder_room.transact():
+        # Relay clients and import_vault expect an entry for every sub-folder.
+        missing = [parent for parent in folderdoc.parent_paths(path) if parent not in entries]
+        folderdoc.add_folder_entries(folder_room.doc, paths=missing)
         folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="markdown")
     await folder_room.flushed()
     await mirror_folder(store, folder_id=folder.pk, room=folder_room)
     return await store.db(Document.objects.select_related("folder").get, doc_id=doc_id)
+
+
+def _check_free(doc: Doc, *, folder: Folder, path: str) -> None:
+    entries = folderdoc.entries(doc)
+    if path in entries:
+        raise FileExistsError(f"{folder.name}{path} already exists")
+    for parent in folderdoc.parent_paths(path):
+        if parent in entries and entries[parent].type != "folder":
+            raise FileExistsError(f"{folder.name}{parent} is a document, not a folder")
 
 
 async def document_text(*, store: DocStore, doc_id: str) -> str:

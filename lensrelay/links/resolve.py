@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -282,7 +282,12 @@ class LinkIndex(LinkResolver):
     def with_move(self, old: LinkTarget, new: LinkTarget) -> LinkResolver:
         """A read-only view of this index as it will be once ``old`` became ``new``; costs nothing
         to build, and lets a caller check how links will resolve after a rename."""
-        return _MovedView(self, old, new)
+        return self.with_moves({old: new})
+
+    def with_moves(self, moves: Mapping[LinkTarget, LinkTarget]) -> LinkResolver:
+        """The same for several documents moving at once (a sub-folder and everything under it);
+        costs a few dict entries per moved document."""
+        return _MovedView(self, moves)
 
     def _documents_at(self, folder: str, path_key: str) -> Iterable[LinkTarget]:
         return self._path_buckets.get((folder, path_key), ())
@@ -302,27 +307,25 @@ def _discard_from(mapping: dict[_Key, set[LinkTarget]], key: _Key, target: LinkT
 
 
 class _MovedView(LinkResolver):
-    def __init__(self, base: LinkIndex, old: LinkTarget, new: LinkTarget) -> None:
+    def __init__(self, base: LinkIndex, moves: Mapping[LinkTarget, LinkTarget]) -> None:
         self._base = base
-        self._old = old
-        self._new = new
+        self._gone = set(moves) | set(moves.values())
+        self._at: dict[tuple[str, str], list[LinkTarget]] = {}
+        self._named: dict[str, list[LinkTarget]] = {}
+        self._folders: dict[str, set[str]] = {}
+        for new in moves.values():
+            self._at.setdefault((new.folder, match_key(new.path)), []).append(new)
+            self._named.setdefault(match_key(_basename(new.path)), []).append(new)
+            self._folders.setdefault(match_key(new.folder), set()).add(new.folder)
 
-    def _swap(self, found: Iterable[LinkTarget], new_matches: bool) -> list[LinkTarget]:
-        result = [target for target in found if target != self._old and target != self._new]
-        if new_matches:
-            result.append(self._new)
-        return result
+    def _swap(self, found: Iterable[LinkTarget], arrived: list[LinkTarget]) -> list[LinkTarget]:
+        return [target for target in found if target not in self._gone] + arrived
 
     def _documents_at(self, folder: str, path_key: str) -> Iterable[LinkTarget]:
-        new_matches = self._new.folder == folder and match_key(self._new.path) == path_key
-        return self._swap(self._base._documents_at(folder, path_key), new_matches)
+        return self._swap(self._base._documents_at(folder, path_key), self._at.get((folder, path_key), []))
 
     def _documents_named(self, basename_key: str) -> Iterable[LinkTarget]:
-        new_matches = match_key(_basename(self._new.path)) == basename_key
-        return self._swap(self._base._documents_named(basename_key), new_matches)
+        return self._swap(self._base._documents_named(basename_key), self._named.get(basename_key, []))
 
     def _folders_named(self, folder_key: str) -> Iterable[str]:
-        names = set(self._base._folders_named(folder_key))
-        if match_key(self._new.folder) == folder_key:
-            names.add(self._new.folder)
-        return names
+        return set(self._base._folders_named(folder_key)) | self._folders.get(folder_key, set())

@@ -1,8 +1,11 @@
-"""Rewrite wikilinks when the document they point at is renamed or moved.
+"""Rewrite wikilinks when documents are renamed or moved, one at a time or a sub-folder at once.
 
-Call these with the index as it was BEFORE the move: a link is rewritten when it resolves to
-``old`` under the pre-move index, which is how readers understood it until now. The new spelling
-is checked against the post-move view (``LinkIndex.with_move``) so it resolves to ``new``.
+A ``Relocation`` is built from the index as it was BEFORE the moves: a link goes where it resolves
+under the pre-move index, which is how readers understood it until now. Every link keeps pointing
+at that document afterwards: links to a moved document follow it, a moved document's own links are
+re-spelled for where its text will live, and a link that a moved document would shadow is pinned.
+New spellings are checked against the post-move view (``LinkIndex.with_moves``). A link that still
+resolves as before is left exactly as written.
 
 Only the target text inside each token changes; '!', brackets, heading, alias, a table-escaped
 pipe and any surrounding whitespace stay byte-exact. Edits come back as ``TextEdit`` ranges in
@@ -12,11 +15,11 @@ the CRDT's own units first) and keep every untouched character's identity.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from lensrelay.links.parse import extract_wikilinks, target_span
-from lensrelay.links.resolve import LinkIndex, LinkResolver, LinkTarget
+from lensrelay.links.resolve import LinkIndex, LinkResolver, LinkTarget, match_key
 from lensrelay.vaultpath import has_md_suffix
 
 # Characters a wikilink target cannot carry: they end the target or the token.
@@ -33,8 +36,10 @@ class TextEdit:
 
 
 def _relative_spelling(source: LinkTarget, new: LinkTarget) -> str:
-    source_dir = source.path.split("/")[1:-1]
-    destination = new.path.split("/")[1:]
+    """The shortest './' or '../' spelling; across folders it climbs to the vault root, where every
+    shared folder is a sibling directory."""
+    source_dir = [source.folder, *source.path.split("/")[1:-1]]
+    destination = [new.folder, *new.path.split("/")[1:]]
     common = 0
     while (
         common < len(source_dir)
@@ -65,7 +70,7 @@ def _candidate_spellings(original: str, via: str | None, source: LinkTarget, new
         spellings.append("/" + path_form)
     elif "/" not in original:
         spellings.append(new.path.rpartition("/")[2])
-    elif original.split("/")[0] in (".", "..") and same_folder:
+    elif original.split("/")[0] in (".", ".."):
         spellings.append(_relative_spelling(source, new))
     elif via == "virtual":
         spellings.append(virtual)
@@ -93,40 +98,72 @@ def _choose_spelling(
     return spellings[0] if spellings else None
 
 
+def _last_segment_keys(target_text: str) -> tuple[str, ...]:
+    last = match_key(target_text.strip().rstrip("/").rpartition("/")[2])
+    return (last, last + ".md")
+
+
+class Relocation:
+    """Documents about to move (old -> new), and the edits that keep every link pointing where it
+    pointed. ``index`` must be the pre-move index."""
+
+    def __init__(self, index: LinkIndex, moves: Mapping[LinkTarget, LinkTarget]) -> None:
+        self.index = index
+        self.moves = {old: new for old, new in moves.items() if old != new}
+        self.after = index.with_moves(self.moves)
+        self._new_names = {match_key(new.path.rpartition("/")[2]) for new in self.moves.values()}
+
+    def where(self, target: LinkTarget) -> LinkTarget:
+        """Where a document will be once the moves are done."""
+        return self.moves.get(target, target)
+
+    def _may_change(self, source_moves: bool, target_text: str, before: LinkTarget) -> bool:
+        # Every rule ends on the last segment's name, so only a link to a moved document, from one,
+        # or naming a moved document's new name can resolve differently afterwards.
+        return (
+            source_moves
+            or before in self.moves
+            or any(key in self._new_names for key in _last_segment_keys(target_text))
+        )
+
+    def _new_spelling(self, source: LinkTarget, target_text: str) -> str | None:
+        before = self.index.resolve(source=source, target=target_text)
+        if before.target is None or not self._may_change(source in self.moves, target_text, before.target):
+            return None
+        desired = self.where(before.target)
+        source_after = self.where(source)
+        now = self.after.resolve(source=source_after, target=target_text)
+        if now.target == desired and (before.ambiguous or not now.ambiguous):
+            return None
+        return _choose_spelling(target_text, before.via, source=source_after, new=desired, after=self.after)
+
+    def edits(self, markdown: str, *, source: LinkTarget) -> list[TextEdit]:
+        """Edits, sorted by start, for the text of ``source`` (its pre-move location). Same-document
+        links (``[[#heading]]``) need no change and are left alone."""
+        if not self.moves:
+            return []
+        links = [link for link in extract_wikilinks(markdown) if link.target != ""]
+        spelling_for: dict[str, str | None] = {}
+        edits: list[TextEdit] = []
+        for link in links:
+            if link.target not in spelling_for:
+                spelling_for[link.target] = self._new_spelling(source, link.target)
+            spelling = spelling_for[link.target]
+            if spelling is None:
+                continue
+            start, end = target_span(markdown, link)
+            if markdown[start:end] != spelling:
+                edits.append(TextEdit(start=start, end=end, replacement=spelling))
+        return edits
+
+
 def link_edits(
     markdown: str, *, source: LinkTarget, index: LinkIndex, old: LinkTarget, new: LinkTarget
 ) -> list[TextEdit]:
-    """Edits, sorted by start, that make every link in ``markdown`` (the text of ``source``)
-    that resolves to ``old`` point at ``new``. ``index`` must be the pre-move index.
-
-    If ``source`` is ``old`` itself (a document linking to itself is being moved), spellings are
-    chosen for where the text will live, ``new``. Same-document links (``[[#heading]]``) need no
-    change and are left alone.
-    """
-    if old == new:
-        return []
-    links = [link for link in extract_wikilinks(markdown) if link.target != ""]
-    if not links:
-        return []
-    after = index.with_move(old, new)
-    source_after = new if source == old else source
-    spelling_for: dict[str, str | None] = {}
-    edits: list[TextEdit] = []
-    for link in links:
-        if link.target not in spelling_for:
-            resolution = index.resolve(source=source, target=link.target)
-            spelling_for[link.target] = (
-                _choose_spelling(link.target, resolution.via, source=source_after, new=new, after=after)
-                if resolution.target == old
-                else None
-            )
-        spelling = spelling_for[link.target]
-        if spelling is None:
-            continue
-        start, end = target_span(markdown, link)
-        if markdown[start:end] != spelling:
-            edits.append(TextEdit(start=start, end=end, replacement=spelling))
-    return edits
+    """Edits, sorted by start, that keep every link in ``markdown`` (the text of ``source``) pointing
+    where it did once ``old`` became ``new``. ``index`` must be the pre-move index. If ``source`` is
+    ``old`` itself, spellings are chosen for where the text will live, ``new``."""
+    return Relocation(index, {old: new}).edits(markdown, source=source)
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
