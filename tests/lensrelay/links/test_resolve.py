@@ -58,7 +58,9 @@ def test_relative_links_climb_to_the_vault_root_and_into_sibling_folders(index):
     # Every shared folder is a sibling directory in the user's vault.
     found = resolve(index, "Lens/Welcome.md", "../Lens Edu/Syllabus")
     assert (found.target, found.via, found.ambiguous) == (t("Lens Edu/Syllabus.md"), "relative", False)
-    assert resolve(index, "Lens/Notes/Ideas.md", "../../Lens Edu/Syllabus").target == t("Lens Edu/Syllabus.md")
+    assert resolve(index, "Lens/Notes/Ideas.md", "../../Lens Edu/Syllabus").target == t(
+        "Lens Edu/Syllabus.md"
+    )
     assert resolve(index, "Lens/Notes/Ideas.md", "../../Lens Edu/Week 1/Cell Theory.md").target == t(
         "Lens Edu/Week 1/Cell Theory.md"
     )
