@@ -3,9 +3,12 @@
 A ``Relocation`` is built from the index as it was BEFORE the moves: a link goes where it resolves
 under the pre-move index, which is how readers understood it until now. Every link keeps pointing
 at that document afterwards: links to a moved document follow it, a moved document's own links are
-re-spelled for where its text will live, and a link that a moved document would shadow is pinned.
-New spellings are checked against the post-move view (``LinkIndex.with_moves``). A link that still
-resolves as before is left exactly as written.
+re-spelled for where its text will live, and a link that a moved document would capture is pinned.
+A link with a moving end is spelled afresh in its own style (the shortest relative form for './' and
+'../' links, the path from the folder root for paths, the bare name while it is unambiguous), so
+moving something and back restores every text. New spellings are checked against the post-move
+view (``LinkIndex.with_moves``). Links between documents that stay put are left as written unless
+a moved document would capture them.
 
 Only the target text inside each token changes; '!', brackets, heading, alias, a table-escaped
 pipe and any surrounding whitespace stay byte-exact. Edits come back as ``TextEdit`` ranges in
@@ -59,20 +62,38 @@ def _md_as_original(spelling: str, original: str) -> str:
     return spelling
 
 
-def _candidate_spellings(original: str, via: str | None, source: LinkTarget, new: LinkTarget) -> list[str]:
+def _style(original: str, via: str | None, written_in: LinkTarget) -> str:
+    """How the author spelled a link, as far as it was their choice."""
+    if original.startswith("/"):
+        return "absolute"
+    if "/" not in original:
+        return "name"
+    if original.split("/")[0] in (".", ".."):
+        return "explicit relative"
+    if via == "relative":
+        return "below"
+    if via == "virtual" and match_key(original.split("/")[0]) == match_key(written_in.folder):
+        return "virtual"  # the folder's own name in front; a link into another folder needs one anyway
+    return "path"
+
+
+def _candidate_spellings(original: str, style: str, source: LinkTarget, new: LinkTarget) -> list[str]:
     """Writable spellings of ``new``: the original link's style first, then the plain path from
     the folder root (or ``Folder/path`` across folders), then the virtual-tree form."""
     same_folder = new.folder == source.folder
     virtual = new.folder + new.path
     path_form = new.path[1:] if same_folder else virtual
+    relative = _relative_spelling(source, new)
     spellings: list[str] = []
-    if original.startswith("/"):
+    if style == "absolute":
         spellings.append("/" + path_form)
-    elif "/" not in original:
+    elif style == "name":
         spellings.append(new.path.rpartition("/")[2])
-    elif original.split("/")[0] in (".", ".."):
-        spellings.append(_relative_spelling(source, new))
-    elif via == "virtual":
+    elif style == "explicit relative":
+        spellings.append(relative)
+    elif style == "below" and relative.startswith("./") and "/" in relative[2:]:
+        spellings.append(relative[2:])  # a bare name would read as the "name" style
+    elif style == "virtual":
         spellings.append(virtual)
     spellings += [path_form, virtual]
     spellings = [_md_as_original(s, original) for s in spellings]
@@ -80,12 +101,12 @@ def _candidate_spellings(original: str, via: str | None, source: LinkTarget, new
 
 
 def _choose_spelling(
-    original: str, via: str | None, *, source: LinkTarget, new: LinkTarget, after: LinkResolver
+    original: str, style: str, *, source: LinkTarget, new: LinkTarget, after: LinkResolver
 ) -> str | None:
     """The first spelling that resolves to exactly ``new`` after the move. Failing that (names
     differing only by case), the first that reaches ``new`` at all; None if ``new`` cannot be
     written inside ``[[...]]``, in which case the link is left as it is."""
-    spellings = _candidate_spellings(original, via, source, new)
+    spellings = _candidate_spellings(original, style, source, new)
     reaching_new: list[str] = []
     for spelling in spellings:
         resolution = after.resolve(source=source, target=spelling)
@@ -117,25 +138,26 @@ class Relocation:
         """Where a document will be once the moves are done."""
         return self.moves.get(target, target)
 
-    def _may_change(self, source_moves: bool, target_text: str, before: LinkTarget) -> bool:
-        # Every rule ends on the last segment's name, so only a link to a moved document, from one,
-        # or naming a moved document's new name can resolve differently afterwards.
-        return (
-            source_moves
-            or before in self.moves
-            or any(key in self._new_names for key in _last_segment_keys(target_text))
-        )
-
     def _new_spelling(self, source: LinkTarget, target_text: str) -> str | None:
         before = self.index.resolve(source=source, target=target_text)
-        if before.target is None or not self._may_change(source in self.moves, target_text, before.target):
+        if before.target is None:
             return None
-        desired = self.where(before.target)
-        source_after = self.where(source)
-        now = self.after.resolve(source=source_after, target=target_text)
-        if now.target == desired and (before.ambiguous or not now.ambiguous):
-            return None
-        return _choose_spelling(target_text, before.via, source=source_after, new=desired, after=self.after)
+        if source not in self.moves and before.target not in self.moves:
+            # Neither end moves: only a moved document taking the link's name can capture it, and
+            # every rule ends on the last segment's name.
+            if not self._new_names.intersection(_last_segment_keys(target_text)):
+                return None
+            now = self.after.resolve(source=source, target=target_text)
+            if now.target == before.target and (before.ambiguous or not now.ambiguous):
+                return None
+        # One end moves: the link is spelled afresh in its own style, so moving back restores it.
+        return _choose_spelling(
+            target_text,
+            _style(target_text.strip(), before.via, source),
+            source=self.where(source),
+            new=self.where(before.target),
+            after=self.after,
+        )
 
     def edits(self, markdown: str, *, source: LinkTarget) -> list[TextEdit]:
         """Edits, sorted by start, for the text of ``source`` (its pre-move location). Same-document
