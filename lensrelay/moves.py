@@ -98,9 +98,10 @@ def plan_move(
     moving = _sources(source_entries, old, folder=folder, shown=f"{source_name}{old}")
     if same_folder and new == old:
         raise MoveRefused(f"{source_name}{old} is already there.")
-    if folder and same_folder and match_key(new).startswith(match_key(old) + "/"):
+    if same_folder and match_key(new).startswith(match_key(old) + "/"):
         raise MoveRefused(
-            f"A folder cannot move into itself: {source_name}{new} is inside {source_name}{old}."
+            f"Invalid target: nothing can move into itself, and {source_name}{new} is inside "
+            f"{source_name}{old}."
         )
     moves = {path: new + path[len(old) :] for path in moving}
     staying = _other_keys(target, set(moving) if same_folder else set())

@@ -72,6 +72,8 @@ def _style(original: str, via: str | None, written_in: LinkTarget) -> str:
         return "explicit relative"
     if via == "relative":
         return "below"
+    if via == "basename":
+        return "partial"  # Obsidian's shortest form with a directory or two ("Deep/Dive")
     if via == "virtual" and match_key(original.split("/")[0]) == match_key(written_in.folder):
         return "virtual"  # the folder's own name in front; a link into another folder needs one anyway
     return "path"
@@ -95,6 +97,8 @@ def _candidate_spellings(original: str, style: str, source: LinkTarget, new: Lin
         spellings.append(relative[2:])  # a bare name would read as the "name" style
     elif style == "virtual":
         spellings.append(virtual)
+    elif style == "partial":
+        spellings.append("/".join(new.path.split("/")[-len(original.strip("/").split("/")) :]))
     spellings += [path_form, virtual]
     spellings = [_md_as_original(s, original) for s in spellings]
     return [s for s in dict.fromkeys(spellings) if not _UNWRITABLE.intersection(s)]
