@@ -89,9 +89,12 @@ def _sub_folder_entry(index: PathIndex, folder: FolderRef, path: str) -> DocEntr
 
 def requested_move(index: PathIndex, access: Access, file_path: str, new_path: str) -> RequestedMove:
     """What ``move {file_path, new_path}`` asks for. A path naming a document moves it (``.md`` may be
-    left out of both); otherwise, or with a trailing '/', it names a sub-folder."""
+    left out of both; a ``new_path`` ending in '/' keeps its name); otherwise, or with a trailing '/',
+    it names a sub-folder."""
     entry = None if file_path.endswith("/") else index.resolve(access, file_path)
     if entry is not None:
+        if new_path.endswith("/"):
+            new_path += entry.path.rpartition("/")[2]
         folder_name, relative = _split(
             with_md_suffix(new_path) if entry.is_markdown else new_path, what="new_path"
         )

@@ -96,7 +96,7 @@ async def test_a_sub_folder_is_renamed_with_everything_in_it(store: Any, folders
 async def test_a_note_moves_into_another_folder_the_caller_may_write(
     store: Any, folders: Any, call: Any
 ) -> None:
-    text, error = await call("move", {"file_path": "Lens/Notes/Ideas", "new_path": "Lens Edu/Week 1/Ideas"})
+    text, error = await call("move", {"file_path": "Lens/Notes/Ideas", "new_path": "Lens Edu/Week 1/"})
     assert not error, text
     assert "Lens/Notes/Ideas.md -> Lens Edu/Week 1/Ideas.md" in text
     before = await Document.objects.aget(path="/Notes/Ideas.md")
