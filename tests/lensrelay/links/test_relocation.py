@@ -9,12 +9,7 @@ from hypothesis import strategies as st
 from lensrelay.links.parse import extract_wikilinks
 from lensrelay.links.resolve import LinkIndex, LinkTarget
 from lensrelay.links.rewrite import Relocation, apply_edits
-
-
-def t(user_path: str) -> LinkTarget:
-    folder, _, rest = user_path.partition("/")
-    return LinkTarget(folder=folder, path="/" + rest)
-
+from tests.lensrelay.links.test_resolve import t
 
 VAULT = [
     "Lens/Welcome.md",
