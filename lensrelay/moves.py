@@ -113,17 +113,23 @@ def plan_move(
         clash = staying.get(match_key(destination))
         if clash is not None:
             raise MoveRefused(f"{target_name}{destination} already exists ({target_name}{clash.path}).")
-    new_folders = []
-    for parent in folderdoc.parent_paths(new):
-        existing = staying.get(match_key(parent))
-        if existing is None:
-            new_folders.append(parent)
-        elif existing.type != "folder":
-            raise MoveRefused(f"Invalid target: {target_name}{existing.path} is a document, not a folder.")
-        elif existing.path != parent:
-            raise MoveRefused(f"Invalid target: the folder is spelled {target_name}{existing.path}.")
-    if folder and old not in moving:
-        new_folders.append(new)  # a sub-folder that never had an entry of its own gets one now
+    # Every folder on the way gets an entry: the target's missing parents, and sub-folders (the moved
+    # one included) that never had one of their own.
+    new_folders: dict[str, None] = {}  # an ordered set, outermost first
+    arriving = set(moves.values())
+    for destination in sorted(arriving):
+        for parent in folderdoc.parent_paths(destination):
+            if parent in arriving or parent in new_folders:
+                continue
+            existing = staying.get(match_key(parent))
+            if existing is None:
+                new_folders[parent] = None
+            elif existing.type != "folder":
+                raise MoveRefused(
+                    f"Invalid target: {target_name}{existing.path} is a document, not a folder."
+                )
+            elif existing.path != parent:
+                raise MoveRefused(f"Invalid target: the folder is spelled {target_name}{existing.path}.")
     return MovePlan(moves=moves, new_folders=tuple(new_folders))
 
 

@@ -50,7 +50,7 @@ def test_a_folder_move_takes_everything_under_it() -> None:
             "/Notes/Deep/Dive.md": "/Archive/Old Notes/Deep/Dive.md",
             "/Notes/pic.png": "/Archive/Old Notes/pic.png",
         },
-        new_folders=(),
+        new_folders=("/Archive/Old Notes/Deep",),  # it never had an entry; now it has one
     )
 
 
