@@ -105,14 +105,23 @@ def plan_move(
         )
     moves = {path: new + path[len(old) :] for path in moving}
     staying = _other_keys(target, set(moving) if same_folder else set())
-    for destination in moves.values():
+    # Sub-folders exist when something is in them, entry or not; the folder being moved does not stay.
+    implied = {
+        match_key(parent): parent
+        for path in target
+        for parent in folderdoc.parent_paths(path)
+        if not (same_folder and folder and (parent == old or parent.startswith(old + "/")))
+    }
+    # A moved sub-folder's own path is checked even when it never had an entry.
+    for destination in {new, *moves.values()}:
         try:
             validate_relative_path(destination)
         except InvalidPath as exc:
             raise MoveRefused(f"Invalid target: {exc}.") from None
         clash = staying.get(match_key(destination))
-        if clash is not None:
-            raise MoveRefused(f"{target_name}{destination} already exists ({target_name}{clash.path}).")
+        taken = clash.path if clash is not None else implied.get(match_key(destination))
+        if taken is not None:
+            raise MoveRefused(f"{target_name}{destination} already exists ({target_name}{taken}).")
     # Every folder on the way gets an entry: the target's missing parents, and sub-folders (the moved
     # one included) that never had one of their own.
     new_folders: dict[str, None] = {}  # an ordered set, outermost first
@@ -122,14 +131,13 @@ def plan_move(
             if parent in arriving or parent in new_folders:
                 continue
             existing = staying.get(match_key(parent))
+            spelled = existing.path if existing is not None else implied.get(match_key(parent), parent)
+            if existing is not None and existing.type != "folder":
+                raise MoveRefused(f"Invalid target: {target_name}{spelled} is a document, not a folder.")
+            if spelled != parent:
+                raise MoveRefused(f"Invalid target: the folder is spelled {target_name}{spelled}.")
             if existing is None:
                 new_folders[parent] = None
-            elif existing.type != "folder":
-                raise MoveRefused(
-                    f"Invalid target: {target_name}{existing.path} is a document, not a folder."
-                )
-            elif existing.path != parent:
-                raise MoveRefused(f"Invalid target: the folder is spelled {target_name}{existing.path}.")
     return MovePlan(moves=moves, new_folders=tuple(new_folders))
 
 

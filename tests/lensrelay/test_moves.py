@@ -3,10 +3,13 @@ rows), within a folder and across folders."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.folderdoc import FileEntry
@@ -245,3 +248,68 @@ async def test_refused_moves_change_nothing(
         )
     await folder_settled()
     assert await snapshot(store, lens, edu, documents) == before
+
+
+# -- generated folders -----------------------------------------------------------------------------------
+
+SEGMENTS = st.sampled_from(["Notes", "notes", "Deep", "Archive", "Café ☕", "Ideas.md", "Plan.md", "x.png"])
+
+
+def _fits(entries: dict[str, FileEntry], path: str, kind: str) -> bool:
+    """Whether a vault on a case-insensitive disk could hold ``path`` next to ``entries``."""
+    spelled = {p.lower(): p for p in entries}
+    folders = {q.lower(): q for p in entries for q in folderdoc.parent_paths(p)}
+    if path.lower() in spelled or (kind != "folder" and path.lower() in folders):
+        return False
+    if folders.get(path.lower(), path) != path:
+        return False
+    for parent in folderdoc.parent_paths(path):
+        existing = spelled.get(parent.lower())
+        if (existing is not None and (existing != parent or entries[existing].type != "folder")) or (
+            folders.get(parent.lower(), parent) != parent
+        ):
+            return False
+    return True
+
+
+@st.composite
+def folder_and_move(draw: st.DrawFn) -> tuple[dict[str, FileEntry], str, str, bool]:
+    entries: dict[str, FileEntry] = {}
+    for segments in draw(st.lists(st.lists(SEGMENTS, min_size=1, max_size=4), max_size=12)):
+        path = "/" + "/".join(segments)
+        kind = "markdown" if path.endswith(".md") else "folder" if "." not in segments[-1] else "image"
+        if not _fits(entries, path, kind):
+            continue
+        entries[path] = FileEntry(path, f"u{len(entries)}", kind)
+        for parent in folderdoc.parent_paths(path):
+            if parent not in entries and draw(st.booleans()):  # some sub-folders lack entries
+                entries[parent] = FileEntry(parent, f"u{len(entries)}", "folder")
+    known = sorted({*entries, *(p for path in entries for p in folderdoc.parent_paths(path))} or {"/Notes"})
+    old = draw(st.sampled_from(known))
+    new = "/" + "/".join(draw(st.lists(SEGMENTS, min_size=1, max_size=4)))
+    return entries, old, new, draw(st.booleans())
+
+
+@given(folder_and_move())
+@settings(max_examples=500, deadline=None)
+def test_a_planned_move_leaves_a_well_formed_folder_and_a_refused_one_says_why(case: Any) -> None:
+    entries, old, new, folder = case
+    try:
+        planned = plan_move(source_entries=entries, target_entries=None, old=old, new=new, folder=folder)
+    except MoveRefused as exc:
+        assert re.search("not found|already exists|already there|into itself|not a folder|spelled", str(exc))
+        return
+    after = {path: entry for path, entry in entries.items() if path not in planned.moves}
+    collisions = [path for path in planned.moves.values() if path in after]
+    assert collisions == []
+    after.update({planned.moves[path]: entries[path] for path in planned.moves})
+    after.update({path: FileEntry(path, "new", "folder") for path in planned.new_folders})
+    assert len(after) == len(entries) + len(planned.new_folders)  # nothing lost, nothing doubled
+    assert len({path.lower() for path in after}) == len(after)  # no clash on a case-insensitive disk
+    for path in planned.moves.values():
+        assert path == new or path.startswith(new + "/")
+        assert all(after[parent].type == "folder" for parent in folderdoc.parent_paths(path))
+    moved_back = plan_move(source_entries=after, target_entries=None, old=new, new=old, folder=folder).moves
+    assert {moved_back[to]: to for to in planned.moves.values()} == {
+        o: planned.moves[o] for o in planned.moves
+    }
