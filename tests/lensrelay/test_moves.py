@@ -17,7 +17,7 @@ from lensrelay.documents import document_create
 from lensrelay.folders import folder_settled
 from lensrelay.models import Document, Folder
 from lensrelay.moves import FolderRef, MovePlan, MoveRefused, move_entries, plan_move
-from lensrelay.texts import text_cache
+from lensrelay.texts import TextCache, text_cache
 
 ENTRIES = {
     "/Welcome.md": FileEntry("/Welcome.md", "u-welcome", "markdown"),
@@ -313,3 +313,28 @@ def test_a_planned_move_leaves_a_well_formed_folder_and_a_refused_one_says_why(c
     assert {moved_back[to]: to for to in planned.moves.values()} == {
         o: planned.moves[o] for o in planned.moves
     }
+
+
+async def test_a_folder_changed_while_the_move_is_prepared_refuses_it_with_nothing_moved(
+    store: Any, make_folder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lens, _, documents = await vault(store, make_folder)
+    lens_room = await store.get(lens.doc_id)
+    original = TextCache.get_many
+
+    async def meanwhile_a_client_adds_a_note(self: TextCache, doc_ids: Any) -> dict[str, str]:
+        with lens_room.transact():  # what a Relay client does in the folder document
+            folderdoc.add_entry(
+                lens_room.doc, path="/Notes/Arrived.md", uuid="0" * 8 + "-0000-4000-8000-" + "0" * 12
+            )
+        return await original(self, doc_ids)
+
+    monkeypatch.setattr(TextCache, "get_many", meanwhile_a_client_adds_a_note)
+    before = folderdoc.entries(lens_room.doc)
+    texts = await original(text_cache(store), [d.doc_id for d in documents.values()])
+    with pytest.raises(MoveRefused, match="changed while the move was prepared"):
+        await move_entries(store, source=ref(lens), target=ref(lens), old="/Notes", new="/Old", folder=True)
+    monkeypatch.undo()
+    after = folderdoc.entries(lens_room.doc)
+    assert {path: entry for path, entry in after.items() if path != "/Notes/Arrived.md"} == before
+    assert await text_cache(store).get_many(d.doc_id for d in documents.values()) == texts
