@@ -12,6 +12,7 @@ explicitly, rather than left for the mirror to guess.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -27,9 +28,9 @@ from lensrelay.docstore.store import DocStore
 from lensrelay.folders import mirror_folder, relay_prefix
 from lensrelay.links.backlinks import backlink_indexer
 from lensrelay.links.resolve import LinkIndex, LinkTarget, match_key
-from lensrelay.links.rewrite import Relocation
+from lensrelay.links.rewrite import Relocation, TextEdit
 from lensrelay.models import Document
-from lensrelay.paths import path_index
+from lensrelay.paths import DocEntry, path_index
 from lensrelay.texts import CONTENTS, room_text, text_cache
 from lensrelay.vaultpath import InvalidPath, validate_relative_path
 
@@ -151,14 +152,30 @@ def _move_rows(*, source_id: int, target_id: int, moves: dict[str, str]) -> None
             Document.objects.filter(pk=row.pk).update(folder_id=target_id, path=moves[row.path], modified=now)
 
 
-def _rewrites(relocation: Relocation, text: str, source: LinkTarget) -> bool:
-    return "[[" in text and bool(relocation.edits(text, source=source))
+async def _texts_to_rewrite(
+    relocation: Relocation, entries: list[DocEntry], texts: dict[str, str]
+) -> dict[str, tuple[DocEntry, str, list[TextEdit]]]:
+    """The documents whose links need rewriting, with the text the edits were computed on. Yields to
+    the event loop now and then: a large vault takes a while, and clients keep editing meanwhile."""
+    found: dict[str, tuple[DocEntry, str, list[TextEdit]]] = {}
+    for number, entry in enumerate(entries):
+        text = texts[entry.doc_id]
+        edits = relocation.edits(text, source=entry.link_target) if "[[" in text else []
+        if edits:
+            found[entry.doc_id] = (entry, text, edits)
+        if number % 200 == 199:
+            await asyncio.sleep(0)
+    return found
 
 
-def _apply_link_edits(room: Room, relocation: Relocation, source: LinkTarget) -> int:
+def _apply_link_edits(
+    room: Room, relocation: Relocation, planned: tuple[DocEntry, str, list[TextEdit]]
+) -> int:
+    entry, text, edits = planned
     ytext = room.doc.get(CONTENTS, type=Text)
     current = room_text(room)
-    edits = relocation.edits(current, source=source)
+    if current != text:  # changed since it was read: plan its edits again
+        edits = relocation.edits(current, source=entry.link_target)
     if edits:
         with room.transact():
             for edit in reversed(edits):
@@ -210,16 +227,16 @@ async def move_entries(
         _link_moves(folderdoc.entries(source_room.doc), first, source.name, target.name),
     )
     texts = await text_cache(store).get_many(e.doc_id for e in markdown)
-    touched = [e for e in markdown if _rewrites(relocation, texts[e.doc_id], e.link_target)]
-    rooms = [(e, await store.get(e.doc_id)) for e in touched]
+    touched = await _texts_to_rewrite(relocation, markdown, texts)
+    rooms = [(planned, await store.get(doc_id)) for doc_id, planned in touched.items()]
     # From here to the entries' move there is no await: what was checked is what gets changed.
     source_entries = folderdoc.entries(source_room.doc)
     if plan() != first:
         raise MoveRefused("The folder changed while the move was prepared; try again.")
     report = MoveReport()
-    for entry, room in rooms:
+    for planned, room in rooms:
         if room is not None:
-            count = _apply_link_edits(room, relocation, entry.link_target)
+            count = _apply_link_edits(room, relocation, planned)
             report.links_rewritten += count
             report.documents_rewritten += bool(count)
     metas = {path: folderdoc.entry_meta(source_room.doc, path=path) for path in first.moves}
@@ -253,6 +270,6 @@ async def move_entries(
         if moved.path in first.moves:
             for uuid in linking.get(moved.uuid, []):
                 indexer.add(f"{prefix}-{uuid}")
-    for doc_id in [*report.moved, *(e.doc_id for e in touched)]:
+    for doc_id in [*report.moved, *touched]:
         indexer.add(doc_id)
     return report

@@ -137,12 +137,27 @@ class Relocation:
         self.moves = {old: new for old, new in moves.items() if old != new}
         self.after = index.with_moves(self.moves)
         self._new_names = {match_key(new.path.rpartition("/")[2]) for new in self.moves.values()}
+        self._names = self._new_names | {match_key(old.path.rpartition("/")[2]) for old in self.moves}
+        stems = {name[:-3] if name.endswith(".md") else name for name in self._names}
+        # Checking a text for a few names is far cheaper than parsing it; a whole sub-folder's worth
+        # of names is not, and then every text is parsed.
+        self._stems = stems if len(stems) <= 32 else None
 
     def where(self, target: LinkTarget) -> LinkTarget:
         """Where a document will be once the moves are done."""
         return self.moves.get(target, target)
 
+    def _may_concern(self, markdown: str, source: LinkTarget) -> bool:
+        if source in self.moves or self._stems is None:
+            return True
+        text = match_key(markdown)
+        return any(stem in text for stem in self._stems)
+
     def _new_spelling(self, source: LinkTarget, target_text: str) -> str | None:
+        # Every rule ends on the last segment's name: a link naming no moved document, old or new,
+        # from a document that stays, keeps resolving as it did.
+        if source not in self.moves and not self._names.intersection(_last_segment_keys(target_text)):
+            return None
         before = self.index.resolve(source=source, target=target_text)
         if before.target is None:
             return None
@@ -166,7 +181,7 @@ class Relocation:
     def edits(self, markdown: str, *, source: LinkTarget) -> list[TextEdit]:
         """Edits, sorted by start, for the text of ``source`` (its pre-move location). Same-document
         links (``[[#heading]]``) need no change and are left alone."""
-        if not self.moves:
+        if not self.moves or not self._may_concern(markdown, source):
             return []
         links = [link for link in extract_wikilinks(markdown) if link.target != ""]
         spelling_for: dict[str, str | None] = {}
