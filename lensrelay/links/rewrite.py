@@ -6,7 +6,7 @@ at that document afterwards: links to a moved document follow it, a moved docume
 re-spelled for where its text will live, and a link that a moved document would capture is pinned.
 A link with a moving end is spelled afresh in its own style (the shortest relative form for './' and
 '../' links, the path from the folder root for paths, the bare name while it is unambiguous), so
-moving something and back restores every text. New spellings are checked against the post-move
+moving something and back restores the texts. New spellings are checked against the post-move
 view (``LinkIndex.with_moves``). Links between documents that stay put are left as written unless
 a moved document would capture them.
 
@@ -98,7 +98,7 @@ def _candidate_spellings(original: str, style: str, source: LinkTarget, new: Lin
     elif style == "virtual":
         spellings.append(virtual)
     elif style == "partial":
-        spellings.append("/".join(new.path.split("/")[-len(original.strip("/").split("/")) :]))
+        spellings.append("/".join(new.path.split("/")[1:][-len(original.strip("/").split("/")) :]))
     spellings += [path_form, virtual]
     spellings = [_md_as_original(s, original) for s in spellings]
     return [s for s in dict.fromkeys(spellings) if not _UNWRITABLE.intersection(s)]

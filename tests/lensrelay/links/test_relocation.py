@@ -224,3 +224,14 @@ def test_moving_and_moving_back_restores_every_text(case) -> None:
     restored_documents, restored_texts = _move(moved_documents, moved_texts, back)
     assert sorted(restored_documents, key=str) == sorted(documents, key=str)
     assert restored_texts == texts
+
+
+def test_a_partial_path_keeps_its_shape(index: LinkIndex) -> None:
+    # "Deep/Dive" from the root reaches /Notes/Deep/Dive.md by its path's end, as Obsidian writes it.
+    texts = {"Lens/Welcome.md": "[[Deep/Dive]]"}
+    assert relocate(index, {"Lens/Notes/Deep/Dive.md": "Lens/Projects/Deep/Dive.md"}, texts) == texts
+    moved = relocate(index, {"Lens/Notes/Deep/Dive.md": "Lens/Archive/Deeper/Dive.md"}, texts)
+    assert moved == {"Lens/Welcome.md": "[[Deeper/Dive]]"}
+    assert relocate(index, {"Lens/Notes/Deep/Dive.md": "Lens Edu/Dive.md"}, texts) == {
+        "Lens/Welcome.md": "[[Dive]]"
+    }
