@@ -24,9 +24,7 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
     """
     folder_room = await store.get(folder.doc_id)
     assert folder_room is not None
-    if path in folderdoc.entries(folder_room.doc):
-        raise FileExistsError(f"{folder.name}{path} already exists")
-    folder_paths(folder_room).check(path, type="markdown")
+    _check_free(folder_room, folder=folder, path=path)
     uuid = str(uuidlib.uuid4())
     doc_id = content_doc_id(folder, uuid)
     await store.db(content_doc_register, folder=folder, doc_id=doc_id)
@@ -35,11 +33,22 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
         with room.transact():
             text_insert(room.doc.get(CONTENTS, type=Text), current="", index=0, value=text)
         await room.flushed()
+    _check_free(folder_room, folder=folder, path=path)  # again: the folder may have changed meanwhile
+    entries = folderdoc.entries(folder_room.doc)
     with folder_room.transact():
+        # Relay clients and import_vault expect an entry for every sub-folder.
+        missing = [parent for parent in folderdoc.parent_paths(path) if parent not in entries]
+        folderdoc.add_folder_entries(folder_room.doc, paths=missing)
         folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="markdown")
     await folder_room.flushed()
     await mirror_folder(store, folder_id=folder.pk, room=folder_room)
     return await store.db(Document.objects.select_related("folder").get, doc_id=doc_id)
+
+
+def _check_free(folder_room: Room, *, folder: Folder, path: str) -> None:
+    if path in folderdoc.entries(folder_room.doc):
+        raise FileExistsError(f"{folder.name}{path} already exists")
+    folder_paths(folder_room).check(path, type="markdown")
 
 
 def folder_paths(folder_room: Room) -> FolderPaths:

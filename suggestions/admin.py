@@ -40,7 +40,22 @@ class SuggestionAdmin(admin.ModelAdmin):
     search_fields = ("path", "new_path", "old_text", "new_text", "note", "comment", "uid")
     actions = ("accept_selected", "reject_selected")
     fieldsets = (
-        (None, {"fields": ("uid", "kind", "status", "path", "new_path", "folder", "document", "created")}),
+        (
+            None,
+            {
+                "fields": (
+                    "uid",
+                    "kind",
+                    "status",
+                    "path",
+                    "new_path",
+                    "moves_folder",
+                    "folder",
+                    "document",
+                    "created",
+                )
+            },
+        ),
         ("Proposed by", {"fields": ("author", "token", "client_name", "session_id", "tool", "comment")}),
         ("Decision", {"fields": ("decided_at", "decided_by", "note", "superseded_by")}),
         ("Text", {"fields": ("old_text", "new_text", "markup")}),

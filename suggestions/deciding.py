@@ -20,7 +20,7 @@ from lensrelay.texts import CONTENTS
 from suggestions.criticmarkup import Span, accept_edits, own_changes, reject_edits
 from suggestions.errors import StaleSuggestion, SuggestionError
 from suggestions.models import Suggestion
-from suggestions.moving import move_document, remove_document
+from suggestions.moving import move_document, move_folder, remove_document
 
 STALE_GONE = "suggestion no longer found in document"
 STALE_PARTIAL = "part of the suggestion's markup was edited away"
@@ -81,9 +81,12 @@ async def suggestion_decide(
     status = Suggestion.Status.ACCEPTED if accept else Suggestion.Status.REJECTED
     detail = ""
     try:
-        if entry is None:
+        if suggestion.moves_folder:
+            if accept:
+                detail = f"{await move_folder(store, suggestion)} links rewritten"
+        elif entry is None:
             raise StaleSuggestion("the document no longer exists")
-        if suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):
+        elif suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):
             room = await store.get(suggestion.doc_id)
             if room is None:
                 raise StaleSuggestion("the document no longer exists")

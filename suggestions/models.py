@@ -37,6 +37,9 @@ class Suggestion(models.Model):
     doc_id = models.CharField(max_length=100, db_index=True)
     path = models.CharField(max_length=1100, help_text="User-facing path when proposed")
     new_path = models.CharField(max_length=1100, blank=True, help_text="Target path of a move")
+    moves_folder = models.BooleanField(
+        default=False, help_text="A move of a sub-folder and everything under it, rather than one document"
+    )
     token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL)
     author = models.CharField(max_length=200, help_text="The token's name, as written in the markup")
     session_id = models.CharField(max_length=200, blank=True)

@@ -1,21 +1,26 @@
-"""Carrying out accepted moves and deletions: folder entries, and the links that point at a moved note."""
+"""Moves as suggestions: proposing a move of a document or a sub-folder (checked, nothing changed), and
+carrying out accepted moves and deletions (folder entries, and every link that pointed at what moved).
+
+A caller may move something only between folders it may write (its token's folders); the move itself is
+`lensrelay.moves.move_entries`, which refuses collisions, a folder moved into itself and invalid targets
+with nothing changed.
+"""
 
 from __future__ import annotations
 
-from pycrdt import Text
+from dataclasses import dataclass
 
+from lensrelay.auth import Access
 from lensrelay.docstore import folderdoc
-from lensrelay.docstore.offsets import text_delete, text_insert
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
-from lensrelay.documents import folder_paths
 from lensrelay.folders import mirror_folder
-from lensrelay.links.resolve import LinkIndex, LinkTarget
-from lensrelay.links.rewrite import link_edits
-from lensrelay.paths import DocEntry, path_index
-from lensrelay.texts import CONTENTS
-from lensrelay.vaultpath import InvalidPath
+from lensrelay.moves import FolderRef, MoveRefused, move_entries, plan_move
+from lensrelay.paths import DocEntry, PathIndex, path_index
+from lensrelay.vaultpath import InvalidPath, split_user_path, with_md_suffix
 from suggestions.errors import SuggestionError
+from suggestions.models import Suggestion
+from suggestions.proposing import Proposer, suggestion_propose_move_or_delete
 
 
 async def _folder_room(store: DocStore, entry: DocEntry) -> Room:
@@ -32,47 +37,162 @@ async def remove_document(store: DocStore, entry: DocEntry) -> None:
     await mirror_folder(store, folder_id=entry.folder_id, room=room)
 
 
-async def move_document(store: DocStore, entry: DocEntry, new_user_path: str) -> int:
-    """Move the entry and rewrite every link that pointed at it; returns how many links changed."""
-    index = path_index(store)
-    folder_name, _, rest = new_user_path.partition("/")
-    if folder_name != entry.folder_name:
-        raise SuggestionError("Moving a document to another folder is not supported; keep the folder name.")
-    new_relative = "/" + rest
-    if index.exists(new_user_path):
-        raise SuggestionError(f"{new_user_path} already exists.")
-    try:  # the folder may have changed since the move was proposed
-        folder_paths(await _folder_room(store, entry)).check(new_relative, replacing=entry.path)
+# -- which move was asked for ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RequestedMove:
+    entry: DocEntry  # the document, or for a sub-folder an entry standing for it
+    source: FolderRef
+    target: FolderRef
+    new_path: str  # folder-relative
+    moves_folder: bool
+
+    @property
+    def new_user_path(self) -> str:
+        return self.target.name + self.new_path
+
+
+def _folder_named(index: PathIndex, name: str, access: Access | None) -> FolderRef:
+    for folder_id, (folder_name, doc_id) in index.folders.items():
+        if folder_name == name and (access is None or access.sees_folder(folder_id)):
+            return FolderRef(id=folder_id, name=folder_name, doc_id=doc_id)
+    raise SuggestionError(f"Error: Folder not found: {name}. Call info to list the folders you can write to.")
+
+
+def _folder_ref(index: PathIndex, folder_id: int) -> FolderRef:
+    name, doc_id = index.folders[folder_id]
+    return FolderRef(id=folder_id, name=name, doc_id=doc_id)
+
+
+def _split(path: str, *, what: str) -> tuple[str, str]:
+    try:
+        return split_user_path(path)
     except InvalidPath as exc:
-        raise SuggestionError(f"Cannot move to {new_user_path}: {exc}") from exc
-    old_target = LinkTarget(entry.folder_name, entry.path)
-    new_target = LinkTarget(entry.folder_name, new_relative)
-    link_index = LinkIndex(LinkTarget(e.folder_name, e.path) for e in index.all_entries() if e.is_markdown)
-    rewritten = 0
-    for other in index.all_entries():
-        if not other.is_markdown:
-            continue
-        room = await store.get(other.doc_id)
-        if room is None:
-            continue
-        ytext = room.doc.get(CONTENTS, type=Text)
-        raw = str(ytext)
-        source = LinkTarget(other.folder_name, other.path)
-        edits = link_edits(raw, source=source, index=link_index, old=old_target, new=new_target)
-        if not edits:
-            continue
-        with room.transact():
-            current = raw
-            for edit in sorted(edits, key=lambda e: e.start, reverse=True):
-                text_delete(ytext, current=current, start=edit.start, end=edit.end)
-                current = current[: edit.start] + current[edit.end :]
-                text_insert(ytext, current=current, index=edit.start, value=edit.replacement)
-                current = current[: edit.start] + edit.replacement + current[edit.start :]
-        rewritten += len(edits)
-        await room.flushed()
-    folder_room = await _folder_room(store, entry)
-    with folder_room.transact():
-        folderdoc.move_entry(folder_room.doc, old=entry.path, new=new_relative)
-    await folder_room.flushed()
-    await mirror_folder(store, folder_id=entry.folder_id, room=folder_room)
-    return rewritten
+        raise SuggestionError(f"Error: invalid {what} {path!r}: {exc}") from exc
+
+
+def _sub_folder_entry(index: PathIndex, folder: FolderRef, path: str) -> DocEntry:
+    """The sub-folder's own entry, or (for one that never had an entry) one standing for it."""
+    found = index.entry_at(folder.name + path)
+    if found is not None and found.type == "folder":
+        return found
+    return DocEntry(
+        doc_id=folder.doc_id,
+        folder_id=folder.id,
+        folder_name=folder.name,
+        folder_doc_id=folder.doc_id,
+        path=path,
+        type="folder",
+    )
+
+
+def requested_move(index: PathIndex, access: Access, file_path: str, new_path: str) -> RequestedMove:
+    """What ``move {file_path, new_path}`` asks for. A path naming a document moves it (``.md`` may be
+    left out of both; a ``new_path`` ending in '/' keeps its name); otherwise, or with a trailing '/',
+    it names a sub-folder."""
+    entry = None if file_path.endswith("/") else index.resolve(access, file_path)
+    if entry is not None:
+        if new_path.endswith("/"):
+            new_path += entry.path.rpartition("/")[2]
+        folder_name, relative = _split(
+            with_md_suffix(new_path) if entry.is_markdown else new_path, what="new_path"
+        )
+        source = _folder_ref(index, entry.folder_id)
+        return RequestedMove(entry, source, _folder_named(index, folder_name, access), relative, False)
+    name, old = _split(file_path.rstrip("/"), what="file_path")
+    source = _folder_named(index, name, access)
+    folder_name, relative = _split(new_path.rstrip("/"), what="new_path")
+    target = _folder_named(index, folder_name, access)
+    return RequestedMove(_sub_folder_entry(index, source, old), source, target, relative, True)
+
+
+async def _check(store: DocStore, move: RequestedMove) -> None:
+    source_room = await store.get(move.source.doc_id)
+    target_room = await store.get(move.target.doc_id)
+    assert source_room is not None and target_room is not None
+    try:
+        plan_move(
+            source_entries=folderdoc.entries(source_room.doc),
+            target_entries=None if move.source == move.target else folderdoc.entries(target_room.doc),
+            old=move.entry.path,
+            new=move.new_path,
+            folder=move.moves_folder,
+            names=(move.source.name, move.target.name),
+        )
+    except MoveRefused as exc:
+        raise SuggestionError(f"Error: {exc}") from exc
+
+
+async def suggestion_propose_move(
+    *,
+    store: DocStore,
+    access: Access,
+    proposer: Proposer,
+    file_path: str,
+    new_path: str,
+    comment: str | None = None,
+) -> tuple[Suggestion, RequestedMove]:
+    """A pending move of a document or a sub-folder, within a folder or into another one the caller may
+    write. Refused (nothing recorded) when the move could not be carried out as things stand."""
+    if not access.can_suggest:
+        raise SuggestionError("This token is read-only (role view): it cannot propose changes.")
+    index = path_index(store)
+    await index.ensure()
+    move = requested_move(index, access, file_path, new_path)
+    await _check(store, move)
+    suggestion = await suggestion_propose_move_or_delete(
+        store=store,
+        entry=move.entry,
+        proposer=proposer,
+        new_path=move.new_user_path,
+        comment=comment,
+        moves_folder=move.moves_folder,
+    )
+    return suggestion, move
+
+
+# -- carrying out an accepted move ------------------------------------------------------------------------
+
+
+def _follow_pending(doc_ids: list[str], folder_id: int) -> None:
+    Suggestion.objects.filter(doc_id__in=doc_ids, status=Suggestion.Status.PENDING).update(
+        folder_id=folder_id
+    )
+
+
+async def _carry_out(
+    store: DocStore, *, source: FolderRef, old: str, new_user_path: str, moves_folder: bool
+) -> int:
+    index = path_index(store)
+    folder_name, new = _split(new_user_path, what="new_path")
+    target = _folder_named(index, folder_name, None)
+    try:
+        report = await move_entries(
+            store, source=source, target=target, old=old, new=new, folder=moves_folder
+        )
+    except MoveRefused as exc:
+        raise SuggestionError(str(exc)) from exc
+    if target != source:
+        await store.db(_follow_pending, list(report.moved), target.id)
+    return report.links_rewritten
+
+
+async def move_document(store: DocStore, entry: DocEntry, new_user_path: str) -> int:
+    """Move the document (into another folder too) and keep every link pointing where it did; returns
+    how many links changed."""
+    source = _folder_ref(path_index(store), entry.folder_id)
+    return await _carry_out(
+        store, source=source, old=entry.path, new_user_path=new_user_path, moves_folder=False
+    )
+
+
+async def move_folder(store: DocStore, suggestion: Suggestion) -> int:
+    """Carry out an accepted move of a sub-folder and everything under it; returns links changed."""
+    index = path_index(store)
+    await index.ensure()
+    name, old = _split(suggestion.path, what="path")
+    source = _folder_named(index, name, None)
+    return await _carry_out(
+        store, source=source, old=old, new_user_path=suggestion.new_path, moves_folder=True
+    )

@@ -357,12 +357,19 @@ async def suggestion_propose_create(
 
 
 async def suggestion_propose_move_or_delete(
-    *, store: DocStore, entry: DocEntry, proposer: Proposer, new_path: str | None, comment: str | None
+    *,
+    store: DocStore,
+    entry: DocEntry,
+    proposer: Proposer,
+    new_path: str | None,
+    comment: str | None,
+    moves_folder: bool = False,
 ) -> Suggestion:
     kind = "move" if new_path is not None else "delete"
     if comment:
         refuse_delimiters(comment, which="comment")
     row = await store.db(_new_row, entry=entry, proposer=proposer, tool=kind, kind=kind, comment=comment)
     row.new_path = new_path or ""
+    row.moves_folder = moves_folder
     await store.db(_save_suggestion, row, [])
     return row

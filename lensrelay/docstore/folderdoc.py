@@ -5,6 +5,8 @@ Call the writers inside `Room.transact()` so the change is persisted and broadca
 
 from __future__ import annotations
 
+import uuid as uuidlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +59,32 @@ def add_entry(doc: Doc, *, path: str, uuid: str, type: str = "markdown") -> None
     filemeta[path] = {"id": uuid, "type": type, "version": 0}
     if type != "folder":
         legacy[path] = uuid
+
+
+def parent_paths(path: str) -> list[str]:
+    """The sub-folders a path sits in, outermost first: "/A/B/c.md" -> ["/A", "/A/B"]."""
+    parts = path.split("/")[1:-1]
+    return ["/" + "/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+
+
+def add_folder_entries(doc: Doc, *, paths: Iterable[str]) -> None:
+    """Sub-folder entries (`"/Notes": {"id", "type": "folder", "version": 0}`), as Relay clients make."""
+    for path in paths:
+        add_entry(doc, path=path, uuid=str(uuidlib.uuid4()), type="folder")
+
+
+def entry_meta(doc: Doc, *, path: str) -> dict[str, Any]:
+    """An entry's `filemeta_v0` value as a plain dict (id, type, version and whatever else it holds)."""
+    meta: dict[str, Any] = _plain(doc.get(FILEMETA, type=Map)[path])
+    return meta
+
+
+def put_entry(doc: Doc, *, path: str, meta: dict[str, Any]) -> None:
+    """Add an entry with a `filemeta_v0` value taken elsewhere, keeping its id, type and version."""
+    filemeta, legacy, _, _ = maps(doc)
+    filemeta[path] = meta
+    if meta.get("type") != "folder" and isinstance(meta.get("id"), str):
+        legacy[path] = meta["id"]
 
 
 def move_entry(doc: Doc, *, old: str, new: str) -> None:

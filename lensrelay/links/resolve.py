@@ -3,8 +3,10 @@
 A link's target text (heading and alias already removed) is tried, case-insensitively and with
 '.md' optional, in this order:
 
-1. relative to the linking document's directory ('./' and '../' allowed, never above the
-   folder root); text starting with './' or '../' stops here;
+1. relative to the linking document's directory ('./' and '../' allowed); every shared folder is
+   a sibling directory in the user's vault, so '../' may climb above the folder root to the vault
+   root and down into another folder (``[[../Lens Edu/Syllabus]]`` from a note at Lens's root),
+   never above the vault root; text starting with './' or '../' stops here;
 2. as a path from the linking document's folder root (a leading '/' means this, and stops
    after step 3);
 3. from the root of the virtual tree ``/{folder name}/...`` (``[[Lens Edu/Syllabus]]``);
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -99,6 +101,19 @@ def _collapse_dots(segments: list[str]) -> list[str] | None:
     return out or None
 
 
+def _climbs_out(directory: list[str], segments: list[str]) -> bool:
+    """Whether '..' segments climb above the folder root (rather than the path ending up empty)."""
+    depth = len(directory)
+    for segment in segments:
+        if segment == "..":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif segment != ".":
+            depth += 1
+    return False
+
+
 def _by_nearness_in_folder(target: LinkTarget) -> tuple[int, str, str]:
     return (_depth(target), match_key(target.path), target.path)
 
@@ -138,8 +153,7 @@ class LinkResolver(ABC):
         has_dots = any(segment in (".", "..") for segment in segments)
 
         if not absolute:
-            directory = source.path.split("/")[1:-1]
-            found = self._at_path(source.folder, _collapse_dots(directory + segments), via="relative")
+            found = self._relative(source, segments)
             if found is not None or explicitly_relative:
                 return found or UNRESOLVED
 
@@ -157,6 +171,16 @@ class LinkResolver(ABC):
             return UNRESOLVED
         return self._resolve_by_basename(source, segments)
 
+    def _relative(self, source: LinkTarget, segments: list[str]) -> Resolution | None:
+        directory = source.path.split("/")[1:-1]
+        inside = _collapse_dots(directory + segments)
+        if inside is not None or not _climbs_out(directory, segments):
+            return self._at_path(source.folder, inside, via="relative")
+        in_vault = _collapse_dots([source.folder, *directory, *segments])
+        if in_vault is None or len(in_vault) < 2:
+            return None
+        return self._in_virtual_tree(in_vault, via="relative")
+
     def _at_path(self, folder: str, segments: list[str] | None, *, via: str) -> Resolution | None:
         if segments is None:
             return None
@@ -168,16 +192,16 @@ class LinkResolver(ABC):
                 return Resolution(target=matches[0], candidates=tuple(matches), via=via)
         return None
 
-    def _in_virtual_tree(self, segments: list[str]) -> Resolution | None:
+    def _in_virtual_tree(self, segments: list[str], *, via: str = "virtual") -> Resolution | None:
         matches: list[LinkTarget] = []
         for folder in self._folders_named(match_key(segments[0])):
-            found = self._at_path(folder, segments[1:], via="virtual")
+            found = self._at_path(folder, segments[1:], via=via)
             if found is not None:
                 matches.extend(found.candidates)
         if not matches:
             return None
         matches.sort(key=_by_folder_then_nearness)
-        return Resolution(target=matches[0], candidates=tuple(matches), via="virtual")
+        return Resolution(target=matches[0], candidates=tuple(matches), via=via)
 
     def _resolve_by_basename(self, source: LinkTarget, segments: list[str]) -> Resolution:
         last_key = match_key(segments[-1])
@@ -258,7 +282,12 @@ class LinkIndex(LinkResolver):
     def with_move(self, old: LinkTarget, new: LinkTarget) -> LinkResolver:
         """A read-only view of this index as it will be once ``old`` became ``new``; costs nothing
         to build, and lets a caller check how links will resolve after a rename."""
-        return _MovedView(self, old, new)
+        return self.with_moves({old: new})
+
+    def with_moves(self, moves: Mapping[LinkTarget, LinkTarget]) -> LinkResolver:
+        """The same for several documents moving at once (a sub-folder and everything under it);
+        costs a few dict entries per moved document."""
+        return _MovedView(self, moves)
 
     def _documents_at(self, folder: str, path_key: str) -> Iterable[LinkTarget]:
         return self._path_buckets.get((folder, path_key), ())
@@ -278,27 +307,25 @@ def _discard_from(mapping: dict[_Key, set[LinkTarget]], key: _Key, target: LinkT
 
 
 class _MovedView(LinkResolver):
-    def __init__(self, base: LinkIndex, old: LinkTarget, new: LinkTarget) -> None:
+    def __init__(self, base: LinkIndex, moves: Mapping[LinkTarget, LinkTarget]) -> None:
         self._base = base
-        self._old = old
-        self._new = new
+        self._gone = set(moves) | set(moves.values())
+        self._at: dict[tuple[str, str], list[LinkTarget]] = {}
+        self._named: dict[str, list[LinkTarget]] = {}
+        self._folders: dict[str, set[str]] = {}
+        for new in moves.values():
+            self._at.setdefault((new.folder, match_key(new.path)), []).append(new)
+            self._named.setdefault(match_key(_basename(new.path)), []).append(new)
+            self._folders.setdefault(match_key(new.folder), set()).add(new.folder)
 
-    def _swap(self, found: Iterable[LinkTarget], new_matches: bool) -> list[LinkTarget]:
-        result = [target for target in found if target != self._old and target != self._new]
-        if new_matches:
-            result.append(self._new)
-        return result
+    def _swap(self, found: Iterable[LinkTarget], arrived: list[LinkTarget]) -> list[LinkTarget]:
+        return [target for target in found if target not in self._gone] + arrived
 
     def _documents_at(self, folder: str, path_key: str) -> Iterable[LinkTarget]:
-        new_matches = self._new.folder == folder and match_key(self._new.path) == path_key
-        return self._swap(self._base._documents_at(folder, path_key), new_matches)
+        return self._swap(self._base._documents_at(folder, path_key), self._at.get((folder, path_key), []))
 
     def _documents_named(self, basename_key: str) -> Iterable[LinkTarget]:
-        new_matches = match_key(_basename(self._new.path)) == basename_key
-        return self._swap(self._base._documents_named(basename_key), new_matches)
+        return self._swap(self._base._documents_named(basename_key), self._named.get(basename_key, []))
 
     def _folders_named(self, folder_key: str) -> Iterable[str]:
-        names = set(self._base._folders_named(folder_key))
-        if match_key(self._new.folder) == folder_key:
-            names.add(self._new.folder)
-        return names
+        return set(self._base._folders_named(folder_key)) | self._folders.get(folder_key, set())

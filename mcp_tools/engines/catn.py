@@ -4,24 +4,31 @@ Lines are split on ``"\\n"`` only (never on the other separators ``str.splitline
 ``"\\u2028"`` or form feed), so the numbering here is the numbering grep reports and edit relies on.
 A final ``"\\n"`` ends the last line rather than starting an empty one, as ``cat -n`` counts. One
 trailing ``"\\r"`` per line is dropped for display so CRLF text reads cleanly.
+
+``read`` shows every line whole, however long: a markdown paragraph is one line, and an assistant can
+only edit what it has seen. grep's content output, a list of hits, caps long lines (``display_line``).
 """
 
 from __future__ import annotations
 
 from lensrelay.lines import line_count, split_lines
 
-__all__ = ["display_line", "format_read", "line_count", "split_lines"]
+__all__ = ["display_line", "format_read", "line_count", "split_lines", "whole_line"]
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 EMPTY_DOCUMENT = "(This document is empty.)"
 
 
+def whole_line(line: str) -> str:
+    """A line as read prints it: one trailing "\\r" dropped, nothing else touched."""
+    return line[:-1] if line.endswith("\r") else line
+
+
 def display_line(line: str) -> str:
-    """A line as read and grep print it: one trailing "\\r" dropped, capped at MAX_LINE_CHARS
-    characters with a marker saying how long the line really is."""
-    if line.endswith("\r"):
-        line = line[:-1]
+    """A line as grep prints it: one trailing "\\r" dropped, capped at MAX_LINE_CHARS characters with a
+    marker saying how long the line really is."""
+    line = whole_line(line)
     if len(line) > MAX_LINE_CHARS:
         shown = line[:MAX_LINE_CHARS]
         return f"{shown}… [line truncated: {len(line)} characters, first {MAX_LINE_CHARS} shown]"
@@ -29,7 +36,7 @@ def display_line(line: str) -> str:
 
 
 def format_read(text: str, *, offset: int | None = None, limit: int | None = None) -> str:
-    """``text`` numbered like ``cat -n`` (``f"{n:>6}\\t{line}"``, from 1).
+    """``text`` numbered like ``cat -n`` (``f"{n:>6}\\t{line}"``, from 1), every line whole.
 
     ``offset`` is the 1-indexed first line to show (None, 0 and 1 all mean the start); ``limit`` the
     number of lines (default 2000). When lines remain after the window a last line says how many
@@ -54,7 +61,7 @@ def format_read(text: str, *, offset: int | None = None, limit: int | None = Non
         )
 
     window = lines[first - 1 : first - 1 + count]
-    body = "\n".join(f"{number:>6}\t{display_line(line)}" for number, line in enumerate(window, start=first))
+    body = "\n".join(f"{number:>6}\t{whole_line(line)}" for number, line in enumerate(window, start=first))
     remaining = total - (first - 1 + len(window))
     if remaining > 0:
         next_offset = first + len(window)

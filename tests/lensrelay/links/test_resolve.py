@@ -54,11 +54,34 @@ def test_dot_relative_links(index):
     assert resolve(index, "Lens/Notes/Deep/Ideas.md", "../../Welcome").target == t("Lens/Welcome.md")
 
 
-def test_relative_links_never_escape_the_folder_root(index):
-    assert resolve(index, "Lens/Notes/Ideas.md", "../../Lens Edu/Syllabus").target is None
+def test_relative_links_climb_to_the_vault_root_and_into_sibling_folders(index):
+    # Every shared folder is a sibling directory in the user's vault.
+    found = resolve(index, "Lens/Welcome.md", "../Lens Edu/Syllabus")
+    assert (found.target, found.via, found.ambiguous) == (t("Lens Edu/Syllabus.md"), "relative", False)
+    assert resolve(index, "Lens/Notes/Ideas.md", "../../Lens Edu/Syllabus").target == t(
+        "Lens Edu/Syllabus.md"
+    )
+    assert resolve(index, "Lens/Notes/Ideas.md", "../../Lens Edu/Week 1/Cell Theory.md").target == t(
+        "Lens Edu/Week 1/Cell Theory.md"
+    )
+    # case-insensitive folder names, '.md' optional, and back into the linking note's own folder
+    assert resolve(index, "Other/Shared.md", "../lens edu/SHARED").target == t("Lens Edu/Shared.md")
+    assert resolve(index, "Lens/Notes/Ideas.md", "../../Lens/Welcome").target == t("Lens/Welcome.md")
+    assert resolve(index, "Lens Edu/Week 1/Cell Theory.md", "../../Other/Cell Theory").target == t(
+        "Other/Cell Theory.md"
+    )
+
+
+def test_relative_links_never_climb_above_the_vault_root(index):
+    assert resolve(index, "Lens/Welcome.md", "../../Lens/Welcome").target is None
+    assert resolve(index, "Lens/Notes/Ideas.md", "../../../Lens Edu/Syllabus").target is None
+    # the vault root holds folders, not notes; a folder itself is no document
     assert resolve(index, "Lens/Welcome.md", "../Welcome").target is None
+    assert resolve(index, "Lens/Welcome.md", "../Lens Edu").target is None
+    assert resolve(index, "Lens/Welcome.md", "../Nowhere/Syllabus").target is None
     # An explicitly relative link that misses does not fall back to a basename match.
     assert resolve(index, "Lens/Notes/Ideas.md", "./Welcome").target is None
+    assert resolve(index, "Lens/Welcome.md", "../Other/Syllabus").target is None
 
 
 def test_path_from_the_folder_root(index):

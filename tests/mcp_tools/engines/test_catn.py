@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from mcp_tools.engines.catn import (
     EMPTY_DOCUMENT,
@@ -70,11 +72,31 @@ def test_wide_line_numbers_stay_right_aligned_then_grow():
     ]
 
 
-def test_long_lines_are_truncated_with_a_marker():
-    long_line = "é" * (MAX_LINE_CHARS + 5)
-    out = format_read(long_line)
-    assert out.startswith("     1\t" + "é" * MAX_LINE_CHARS + "… [line truncated: 2005 characters")
+def test_long_lines_are_returned_whole():
+    long_line = "é" * (MAX_LINE_CHARS + 5) + " 😀 the end"
+    out = format_read(long_line + "\nnext\n")
+    assert out == "     1\t" + long_line + "\n     2\tnext"
+    assert "truncated" not in out
+
+
+@given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\n\r"), max_size=5000), min_size=1))
+@settings(max_examples=60, deadline=None)
+def test_every_line_comes_back_whole_and_numbered(lines):
+    assume(lines[-1] != "")  # a final newline ends the last line rather than starting one
+    out = format_read("\n".join(lines)).split("\n")
+    assert out == [f"{n:>6}\t{line}" for n, line in enumerate(lines, start=1)]
+
+
+def test_a_line_of_a_megabyte_is_not_cut():
+    paragraph = "word " * 200_000
+    assert format_read(paragraph) == "     1\t" + paragraph
+
+
+def test_grep_display_still_caps_long_lines():
     assert display_line("short\r") == "short"
+    assert display_line("x" * (MAX_LINE_CHARS + 1)).endswith(
+        f"[line truncated: {MAX_LINE_CHARS + 1} characters, first {MAX_LINE_CHARS} shown]"
+    )
 
 
 def test_empty_document_has_a_clear_message():

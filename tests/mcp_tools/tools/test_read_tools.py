@@ -127,3 +127,18 @@ async def test_scoped_token_sees_nothing_elsewhere(demo: Any, call: Any, make_fo
     lens = await sync_to_async(Folder.objects.get)(name="Lens")
     text, _ = await call("info", {}, who=access(folder_ids=frozenset({lens.pk})))
     assert "Lens/ (14 documents)" in text and "Private" not in text
+
+
+async def test_read_returns_a_paragraph_of_any_length_whole_and_edit_can_reach_its_end(
+    store: Any, make_folder: Any, call: Any
+) -> None:
+    folder = await sync_to_async(make_folder)("Lens")
+    paragraph = "Photosynthèse 光合作用 😀 " * 400 + "the very last words."  # ~8,800 characters, one line
+    await document_create(store=store, folder=folder, path="/Long.md", text=f"# Long\n\n{paragraph}\nEnd.\n")
+    text, error = await call("read", {"file_path": "Lens/Long.md"})
+    assert not error
+    assert text.splitlines() == ["     1\t# Long", "     2\t", f"     3\t{paragraph}", "     4\tEnd."]
+    text, error = await call(
+        "edit", {"file_path": "Lens/Long.md", "old_string": "the very last words.", "new_string": "the end."}
+    )
+    assert not error, text
