@@ -11,7 +11,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from lensrelay.auth import Access, aauthenticate_token, access_for_user
+from lensrelay.auth import Access, aaccess_for_user, aauthenticate_token
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store
 from lensrelay.folders import doc_scope, folder_settled
@@ -83,7 +83,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
         # A browser sends the session cookie to any page's WebSocket: only our own pages may use it.
         if not self._same_origin():
             return None
-        return access_for_user(self.scope.get("user"))
+        return await aaccess_for_user(self.scope.get("user"))
 
     def _same_origin(self) -> bool:
         headers = dict(self.scope.get("headers", []))
