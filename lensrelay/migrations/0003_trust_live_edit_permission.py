@@ -4,14 +4,16 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('lensrelay', '0002_search_index'),
+        ("lensrelay", "0002_search_index"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='document',
-            options={'ordering': ['folder__name', 'path'], 'permissions': [('edit_live', 'Can edit documents live')]},
+            name="document",
+            options={
+                "ordering": ["folder__name", "path"],
+                "permissions": [("edit_live", "Can edit documents live")],
+            },
         ),
     ]

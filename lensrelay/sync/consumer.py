@@ -15,6 +15,7 @@ from lensrelay.auth import Access, aaccess_for_user, aauthenticate_token
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store
 from lensrelay.folders import doc_scope, folder_settled
+from lensrelay.liveaccess import access_watch
 from lensrelay.sync import wire
 from lensrelay.sync.wire import MalformedFrame, Reader
 
@@ -35,6 +36,7 @@ UNKNOWN_DOC_GRACE_SECONDS = 2.0
 class SyncConsumer(AsyncWebsocketConsumer):
     room: Room | None = None
     access: Access | None = None
+    folder_id: int | None = None
     read_only = True
 
     async def dispatch(self, message: dict[str, object]) -> None:
@@ -68,9 +70,11 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_UNKNOWN_DOC, reason="unknown document")
             return
         self.access = access
+        self.folder_id = folder_id
         self.read_only = not access.can_write_live
         self.room = room
         room.join(self)
+        access_watch(room.store).add(self)
         await self.send_frame(wire.sync_step1(room.doc.get_state()))
         if len(room.awareness):
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
@@ -104,9 +108,25 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(0.1)
 
     async def disconnect(self, code: int) -> None:
-        if self.room is not None:
-            await self.room.leave(self)
-            self.room = None
+        await self._leave()
+
+    async def _leave(self) -> None:
+        room, self.room = self.room, None
+        if room is not None:
+            access_watch(room.store).discard(self)
+            await room.leave(self)
+
+    # -- called by the access watch when the token or user behind this socket changes --------------------
+
+    async def access_lost(self, *, code: int, reason: str) -> None:
+        # Leave first: frames still in flight from the client find no room and change nothing.
+        self.read_only = True
+        await self._leave()
+        await self.close(code=code, reason=reason)
+
+    def access_changed(self, access: Access) -> None:
+        self.access = access
+        self.read_only = not access.can_write_live
 
     async def send_frame(self, frame: bytes) -> None:
         await self.send(bytes_data=frame)

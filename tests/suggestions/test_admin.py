@@ -281,7 +281,8 @@ async def test_deciding_twice_is_refused_with_the_reason(store: Any, fox: Any, r
     await reviewer.post(decide_url(suggestion), {"decision": "reject"}, follow=True)
     response = await reviewer.post(decide_url(suggestion), {"decision": "accept"}, follow=True)
     assert messages_of(response) == [
-        f"Could not accept the edit of Lens/Fox.md ({suggestion.uid}): suggestion is already rejected by rita."
+        f"Could not accept the edit of Lens/Fox.md ({suggestion.uid}): "
+        "suggestion is already rejected by rita."
     ]
     assert (await refreshed(suggestion)).status == "rejected"
 

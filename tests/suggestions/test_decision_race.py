@@ -165,7 +165,7 @@ async def test_concurrent_tasks_on_one_store_have_one_winner(store: Any, kind: s
         )
 
 
-# -- two "processes": threads with their own event loop and store each ----------------------------------------
+# -- two "processes": threads with their own event loop and store each ------------------------------------
 
 
 def race_in_threads(*calls: Callable[[], Decision]) -> list[Decision]:
