@@ -74,6 +74,11 @@ async def _change_document(store: DocStore, suggestion: Suggestion, *, accept: b
     index = path_index(store)
     await index.ensure()
     entry = index.by_doc_id(suggestion.doc_id)
+    if entry is None and suggestion.folder_id is not None:
+        # Another process may have made the document or its folder a moment ago: ask the database before
+        # calling the suggestion stale.
+        await index.refresh_folder(suggestion.folder_id)
+        entry = index.by_doc_id(suggestion.doc_id)
     if entry is None:
         raise StaleSuggestion("the document no longer exists")
     if suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):

@@ -13,8 +13,9 @@ import html
 import json
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -113,28 +114,35 @@ def _marked(out: str) -> Any:
     return json.loads(line[len(_MARKER) :])
 
 
-@pytest.fixture(scope="module")
-def pending(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[Pending]]]:
-    vault = tmp_path_factory.mktemp("race-vault")
+Manage = Callable[..., str]  # runs `manage.py ARGS` against the server's database, returns stdout
+
+
+def propose_pending(manage: Manage, vault: Path) -> dict[str, list[Pending]]:
+    """Import PAIRS notes per kind, add the two reviewers and one pending suggestion per note."""
     for kind in ("edit", "move", "delete"):
         for n in range(PAIRS):
             (vault / f"{kind} {n}.md").write_text(ORIGINAL)
     script = _SETUP_SCRIPT.format(
         vault=str(vault), reviewers=REVIEWERS, password=PASSWORD, pairs=PAIRS, created=CREATED, marker=_MARKER
     )
-    made = _marked(relay.manage("shell", "-c", script))
-    yield {kind: [Pending(*row) for row in rows] for kind, rows in made.items()}
+    made = _marked(manage("shell", "-c", script))
+    return {kind: [Pending(*row) for row in rows] for kind, rows in made.items()}
+
+
+@pytest.fixture(scope="module")
+def pending(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Pending]]:
+    return propose_pending(relay.manage, tmp_path_factory.mktemp("race-vault"))
 
 
 class Reviewer:
     """A signed-in admin user; every request gets its own client (own messages cookie) on one session."""
 
-    def __init__(self, relay: Relay, username: str, cookies: dict[str, str]) -> None:
-        self.relay, self.username, self.cookies = relay, username, cookies
+    def __init__(self, base_url: str, username: str, cookies: dict[str, str]) -> None:
+        self.base_url, self.username, self.cookies = base_url, username, cookies
 
     @classmethod
-    async def sign_in(cls, relay: Relay, username: str) -> Reviewer:
-        async with httpx.AsyncClient(base_url=relay.http_url, timeout=30) as http:
+    async def sign_in(cls, base_url: str, username: str) -> Reviewer:
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
             await http.get("/admin/login/")
             response = await http.post(
                 "/admin/login/?next=/admin/",
@@ -145,12 +153,12 @@ class Reviewer:
                 },
             )
             assert response.status_code == 302, response.text[:500]
-            return cls(relay, username, dict(http.cookies))
+            return cls(base_url, username, dict(http.cookies))
 
     async def decide(self, pk: int, decision: str) -> list[str]:
         """POST the decision as the change page's form does; returns the messages the page then shows."""
         async with httpx.AsyncClient(
-            base_url=self.relay.http_url, cookies=self.cookies, timeout=60, follow_redirects=True
+            base_url=self.base_url, cookies=self.cookies, timeout=60, follow_redirects=True
         ) as http:
             response = await http.post(
                 f"/admin/suggestions/suggestion/{pk}/decide/",
@@ -163,12 +171,18 @@ class Reviewer:
             ]
 
 
-@pytest.fixture(scope="module")
-def reviewers(relay: Relay, pending: dict[str, list[Pending]]) -> dict[str, Reviewer]:
+def sign_in_reviewers(base_urls: dict[str, str]) -> dict[str, Reviewer]:
+    """Each reviewer signed in at its own server (the same one, or one worker each)."""
+
     async def sign_in() -> dict[str, Reviewer]:
-        return {name: await Reviewer.sign_in(relay, name) for name in REVIEWERS}
+        return {name: await Reviewer.sign_in(base_urls[name], name) for name in REVIEWERS}
 
     return asyncio.run(sign_in())
+
+
+@pytest.fixture(scope="module")
+def reviewers(relay: Relay, pending: dict[str, list[Pending]]) -> dict[str, Reviewer]:
+    return sign_in_reviewers(dict.fromkeys(REVIEWERS, relay.http_url))
 
 
 LOSER = re.compile(
@@ -177,12 +191,12 @@ LOSER = re.compile(
 )
 
 
-@pytest.mark.parametrize("kind", KINDS)
-async def test_concurrent_admin_decisions_have_one_winner(
-    relay: Relay, pending: dict[str, list[Pending]], reviewers: dict[str, Reviewer], kind: str
+async def race_and_check(
+    manage: Manage, kind: str, pending: list[Pending], reviewers: dict[str, Reviewer]
 ) -> None:
+    """All pairs of a kind in flight together; then every pair's messages, row, history and documents."""
     rng = random.Random(kind)
-    accepted_by = {p.pk: rng.choice(REVIEWERS) for p in pending[kind]}
+    accepted_by = {p.pk: rng.choice(REVIEWERS) for p in pending}
 
     async def pair(p: Pending) -> dict[str, list[str]]:
         calls = {
@@ -192,14 +206,11 @@ async def test_concurrent_admin_decisions_have_one_winner(
         answers = await asyncio.gather(*calls.values())
         return dict(zip(calls, answers, strict=True))
 
-    answers = await asyncio.gather(*(pair(p) for p in pending[kind]))
-    pairs = [[p.pk, p.doc_id] for p in pending[kind]]
-    stored = _marked(
-        await asyncio.to_thread(
-            relay.manage, "shell", "-c", _OUTCOME_SCRIPT.format(pairs=pairs, marker=_MARKER)
-        )
-    )
-    for p, said in zip(pending[kind], answers, strict=True):
+    answers = await asyncio.gather(*(pair(p) for p in pending))
+    pairs = [[p.pk, p.doc_id] for p in pending]
+    script = _OUTCOME_SCRIPT.format(pairs=pairs, marker=_MARKER)
+    stored = _marked(await asyncio.to_thread(manage, "shell", "-c", script))
+    for p, said in zip(pending, answers, strict=True):
         winners = [
             who
             for who, messages in said.items()
@@ -227,3 +238,10 @@ async def test_concurrent_admin_decisions_have_one_winner(
             assert row["path"] == ("/Moved" + p.path if accepted else p.path)
         else:
             assert row["path"] == (None if accepted else p.path)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_concurrent_admin_decisions_have_one_winner(
+    relay: Relay, pending: dict[str, list[Pending]], reviewers: dict[str, Reviewer], kind: str
+) -> None:
+    await race_and_check(relay.manage, kind, pending[kind], reviewers)

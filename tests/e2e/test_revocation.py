@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -66,10 +66,11 @@ def world(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
     yield relay, tokens
 
 
-async def change_token(relay: Relay, raw: str, *, keep: list[str] | None) -> float:
-    """Revoke (keep=None) or narrow the token to `keep` in another process; returns the commit time."""
+async def change_token(manage: Callable[..., str], raw: str, *, keep: list[str] | None) -> float:
+    """Revoke (keep=None) or narrow the token to `keep` in another process (`manage` runs manage.py
+    against the server's database); returns the time of the commit."""
     script = _CHANGE_SCRIPT.format(raw=raw, keep=keep, marker=_MARKER)
-    out = await asyncio.to_thread(relay.manage, "shell", "-c", script)
+    out = await asyncio.to_thread(manage, "shell", "-c", script)
     line = next(line for line in out.splitlines() if line.startswith(_MARKER))
     return float(line[len(_MARKER) :])
 
@@ -80,7 +81,7 @@ async def closed_at(client: YClient) -> tuple[dict[str, Any], float]:
 
 
 @asynccontextmanager
-async def mcp_session(relay: Relay, token: str) -> AsyncIterator[tuple[Client, list[str]]]:
+async def mcp_session(http_url: str, token: str) -> AsyncIterator[tuple[Client, list[str]]]:
     """An SDK client in a session (legacy mode), and the session ids the server issued to it."""
     issued: list[str] = []
 
@@ -94,7 +95,7 @@ async def mcp_session(relay: Relay, token: str) -> AsyncIterator[tuple[Client, l
         event_hooks={"response": [remember_session]},
     )
     async with http:
-        transport = streamable_http_client(f"{relay.http_url}/mcp", http_client=http)
+        transport = streamable_http_client(f"{http_url}/mcp", http_client=http)
         async with Client(transport, mode="legacy") as client:
             yield client, issued
 
@@ -103,7 +104,7 @@ def text_of(result: types.CallToolResult) -> str:
     return "".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
-async def raw_mcp_post(relay: Relay, token: str, session_id: str) -> httpx.Response:
+async def raw_mcp_post(http_url: str, token: str, session_id: str) -> httpx.Response:
     """What the server answers the old session now, without the SDK's interpretation."""
     headers = {
         "Authorization": f"Bearer {token}",
@@ -114,7 +115,7 @@ async def raw_mcp_post(relay: Relay, token: str, session_id: str) -> httpx.Respo
     }
     body = {"jsonrpc": "2.0", "id": 99, "method": "tools/list"}
     async with httpx.AsyncClient(timeout=10) as http:
-        return await http.post(f"{relay.http_url}/mcp", headers=headers, content=json.dumps(body))
+        return await http.post(f"{http_url}/mcp", headers=headers, content=json.dumps(body))
 
 
 async def open_clients(
@@ -136,12 +137,12 @@ async def test_revoking_cuts_off_the_sync_socket_and_the_mcp_session(
     relay, tokens = world
     raw = tokens["revoked"]
     docs, public, secret = await open_clients(relay, raw, yclients)
-    async with mcp_session(relay, raw) as (client, issued):
+    async with mcp_session(relay.http_url, raw) as (client, issued):
         session_id = issued[0]
         assert "4711" in text_of(await client.call_tool("read", {"file_path": "Secret/Hidden.md"}))
 
         watchers = [asyncio.create_task(closed_at(c)) for c in (public, secret)]
-        committed = await change_token(relay, raw, keep=None)
+        committed = await change_token(relay.manage, raw, keep=None)
 
         for watcher in watchers:
             event, when = await watcher
@@ -151,7 +152,7 @@ async def test_revoking_cuts_off_the_sync_socket_and_the_mcp_session(
             )
         with pytest.raises(MCPError, match="Unauthorized: the bearer token is unknown, expired or revoked"):
             await client.call_tool("read", {"file_path": "Secret/Hidden.md"})
-    answer = await raw_mcp_post(relay, raw, session_id)
+    answer = await raw_mcp_post(relay.http_url, raw, session_id)
     assert answer.status_code == 401, answer.text
     # nothing the cut-off client still sends reaches the server
     await public.insert(0, "LATE ")
@@ -165,19 +166,19 @@ async def test_narrowing_closes_the_lost_folder_and_ends_the_mcp_session(
     relay, tokens = world
     raw = tokens["narrowed"]
     docs, public, secret = await open_clients(relay, raw, yclients)
-    async with mcp_session(relay, raw) as (client, issued):
+    async with mcp_session(relay.http_url, raw) as (client, issued):
         session_id = issued[0]
         assert "4711" in text_of(await client.call_tool("read", {"file_path": "Secret/Hidden.md"}))
 
         watcher = asyncio.create_task(closed_at(secret))
-        committed = await change_token(relay, raw, keep=["Public"])
+        committed = await change_token(relay.manage, raw, keep=["Public"])
 
         event, when = await watcher
         assert event["code"] == 4403, event
         assert when - committed <= CUT_OFF_SECONDS, f"closed {when - committed:.2f} s after the narrowing"
         with pytest.raises(MCPError, match="Session not found"):
             await client.call_tool("read", {"file_path": "Secret/Hidden.md"})
-    answer = await raw_mcp_post(relay, raw, session_id)
+    answer = await raw_mcp_post(relay.http_url, raw, session_id)
     assert answer.status_code == 404, answer.text
 
     # the socket on the folder it kept stays open and still writes
@@ -189,7 +190,7 @@ async def test_narrowing_closes_the_lost_folder_and_ends_the_mcp_session(
         what="the kept folder's edit",
     )
     # a new session sees Public only
-    async with mcp_session(relay, raw) as (client, _):
+    async with mcp_session(relay.http_url, raw) as (client, _):
         hidden = await client.call_tool("read", {"file_path": "Secret/Hidden.md"})
         assert hidden.is_error and "4711" not in text_of(hidden)
         assert "Still here." in text_of(await client.call_tool("read", {"file_path": "Public/Open.md"}))
