@@ -113,7 +113,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         # Folders go through the service too: losing one closes the token's sockets on it and ends its
         # MCP sessions.
-        token_set_folders(token=form.instance, folders=form.cleaned_data.get("folders") or ())
+        token = ApiToken.objects.get(pk=form.instance.pk)  # the saved row (a new one came from token_create)
+        token_set_folders(token=token, folders=form.cleaned_data.get("folders") or ())
         for formset in formsets:
             self.save_formset(request, form, formset, change=change)
 
