@@ -80,6 +80,21 @@ async def closed_at(client: YClient) -> tuple[dict[str, Any], float]:
     return event, time.time()
 
 
+def watch_closing(*clients: YClient) -> list[asyncio.Task[tuple[dict[str, Any], float]]]:
+    """Start watching before the change, so each close is timed when it arrives."""
+    return [asyncio.create_task(closed_at(client)) for client in clients]
+
+
+async def expect_closed(
+    watchers: list[asyncio.Task[tuple[dict[str, Any], float]]], *, code: int, committed: float
+) -> None:
+    """Every watched client closed with `code` within CUT_OFF_SECONDS of the change's commit."""
+    for watcher in watchers:
+        event, when = await watcher
+        assert event["code"] == code, event
+        assert when - committed <= CUT_OFF_SECONDS, f"closed {when - committed:.2f} s after the change"
+
+
 @asynccontextmanager
 async def mcp_session(http_url: str, token: str) -> AsyncIterator[tuple[Client, list[str]]]:
     """An SDK client in a session (legacy mode), and the session ids the server issued to it."""
@@ -141,15 +156,9 @@ async def test_revoking_cuts_off_the_sync_socket_and_the_mcp_session(
         session_id = issued[0]
         assert "4711" in text_of(await client.call_tool("read", {"file_path": "Secret/Hidden.md"}))
 
-        watchers = [asyncio.create_task(closed_at(c)) for c in (public, secret)]
+        watchers = watch_closing(public, secret)
         committed = await change_token(relay.manage, raw, keep=None)
-
-        for watcher in watchers:
-            event, when = await watcher
-            assert event["code"] == 4401, event
-            assert when - committed <= CUT_OFF_SECONDS, (
-                f"closed {when - committed:.2f} s after the revocation"
-            )
+        await expect_closed(watchers, code=4401, committed=committed)
         with pytest.raises(MCPError, match="Unauthorized: the bearer token is unknown, expired or revoked"):
             await client.call_tool("read", {"file_path": "Secret/Hidden.md"})
     answer = await raw_mcp_post(relay.http_url, raw, session_id)
@@ -170,12 +179,9 @@ async def test_narrowing_closes_the_lost_folder_and_ends_the_mcp_session(
         session_id = issued[0]
         assert "4711" in text_of(await client.call_tool("read", {"file_path": "Secret/Hidden.md"}))
 
-        watcher = asyncio.create_task(closed_at(secret))
+        watchers = watch_closing(secret)
         committed = await change_token(relay.manage, raw, keep=["Public"])
-
-        event, when = await watcher
-        assert event["code"] == 4403, event
-        assert when - committed <= CUT_OFF_SECONDS, f"closed {when - committed:.2f} s after the narrowing"
+        await expect_closed(watchers, code=4403, committed=committed)
         with pytest.raises(MCPError, match="Session not found"):
             await client.call_tool("read", {"file_path": "Secret/Hidden.md"})
     answer = await raw_mcp_post(relay.http_url, raw, session_id)

@@ -23,7 +23,14 @@ from tests.e2e.test_decision_race_http import (
     race_and_check,
     sign_in_reviewers,
 )
-from tests.e2e.test_revocation import change_token, closed_at, mcp_session, raw_mcp_post, text_of
+from tests.e2e.test_revocation import (
+    change_token,
+    expect_closed,
+    mcp_session,
+    raw_mcp_post,
+    text_of,
+    watch_closing,
+)
 from tests.e2e.test_scaled import database, doc_id_of, workers  # noqa: F401  (the two workers, reused)
 
 pytestmark = [
@@ -31,7 +38,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
 ]
 
-CUT_OFF_SECONDS = 1.0
 Workers = tuple[LiveServer, LiveServer, dict[str, str]]
 
 
@@ -71,19 +77,16 @@ async def test_narrowing_and_revoking_reach_both_workers(
 
     async with mcp_session(second.http_url, raw) as (client, issued):
         assert "other folder" in text_of(await client.call_tool("read", {"file_path": "Other/Note.md"}))
-        watcher = asyncio.create_task(closed_at(lost))
+        watchers = watch_closing(lost)
         committed = await change_token(manage_on(first), raw, keep=["Team"])
-        event, when = await watcher
-        assert event["code"] == 4403 and when - committed <= CUT_OFF_SECONDS, (event, when - committed)
+        await expect_closed(watchers, code=4403, committed=committed)
     assert (await raw_mcp_post(first.http_url, raw, issued[0])).status_code == 404
     await asyncio.sleep(0.5)
     assert on_first.events_named("closed") == [] and on_second.events_named("closed") == []
 
-    watchers = [asyncio.create_task(closed_at(c)) for c in (on_first, on_second)]
+    watchers = watch_closing(on_first, on_second)
     committed = await change_token(manage_on(second), raw, keep=None)
-    for watcher in watchers:
-        event, when = await watcher
-        assert event["code"] == 4401 and when - committed <= CUT_OFF_SECONDS, (event, when - committed)
+    await expect_closed(watchers, code=4401, committed=committed)
     started = time.monotonic()
     for server in (first, second):
         assert (await raw_mcp_post(server.http_url, raw, issued[0])).status_code == 401

@@ -48,7 +48,7 @@ async def test_losing_rights_ends_the_tokens_sessions_and_read_marks_only(change
 
 
 async def test_widening_keeps_the_sessions() -> None:
-    narrowed, _, a = await sync_to_async(setup)()
+    narrowed, _, _ = await sync_to_async(setup)()
     session = await open_session(narrowed.pk)
     await sync_to_async(token_set_folders)(token=narrowed, folders=[])  # every folder: wider
     assert await sessions.asession_get(session_id=session.id, token_id=narrowed.pk) is not None
