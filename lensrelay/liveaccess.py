@@ -1,10 +1,11 @@
 """Open sockets follow their credentials: revoking, expiring or narrowing a token cuts them off.
 
 A socket's access is checked once when it connects; after that this per-process registry re-reads the
-tokens (and staff users) behind every open socket every `LENSRELAY_POLL_SECONDS`, in one cheap query,
-only while sockets are open. It needs nothing but the database, so it works the same on every worker,
-whichever process or command changed the token. A socket whose token is revoked, expired or deleted
-closes with 4401; one whose token lost the document's folder closes with 4403; a token whose role
+tokens (and staff users) behind every open socket, and the folders of their documents, every
+`LENSRELAY_POLL_SECONDS`, in a few cheap queries, only while sockets are open. It needs nothing but the
+database, so it works the same on every worker, whichever process or command changed the token. A
+socket whose token is revoked, expired or deleted closes with 4401; one whose token lost the document's
+folder (or whose document moved to a folder the token does not see) closes with 4403; a token whose role
 changed keeps its socket with the new rights (an `edit` token narrowed to `view` turns read-only).
 """
 
@@ -19,7 +20,7 @@ from django.contrib.auth import get_user_model
 
 from lensrelay.auth import Access, access_for_user, token_access
 from lensrelay.docstore.store import DocStore
-from lensrelay.models import ApiToken
+from lensrelay.models import ApiToken, Document, Folder
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ Credential = tuple[str, int]  # ("token", id) or ("user", id)
 
 class WatchedSocket(Protocol):
     access: Access | None
+    doc_id: str | None
     folder_id: int | None  # the folder of the socket's document; None for a standalone document
 
     async def access_lost(self, *, code: int, reason: str) -> None: ...
@@ -60,6 +62,21 @@ def current_access(credentials: Iterable[Credential]) -> dict[Credential, Access
     for user in get_user_model().objects.filter(pk__in=user_ids):
         now[("user", user.pk)] = access_for_user(user)
     return now
+
+
+def folders_of(doc_ids: Iterable[str]) -> dict[str, int]:
+    """The folder each document is in now (folder documents: their own folder); standalone or deleted
+    documents are left out."""
+    wanted = list(doc_ids)
+    found = dict(Folder.objects.filter(doc_id__in=wanted).values_list("doc_id", "id"))
+    found.update(Document.objects.filter(doc_id__in=wanted).values_list("doc_id", "folder_id"))
+    return found
+
+
+def _current(
+    credentials: set[Credential], doc_ids: set[str]
+) -> tuple[dict[Credential, Access | None], dict[str, int]]:
+    return current_access(credentials), folders_of(doc_ids)
 
 
 class AccessWatch:
@@ -94,11 +111,14 @@ class AccessWatch:
         if not sockets:
             return
         credentials = {c for s in sockets if (c := credential_of(s.access)) is not None}
-        now = await self.store.db(current_access, credentials)
+        doc_ids = {s.doc_id for s in sockets if s.doc_id is not None}
+        now, folders = await self.store.db(_current, credentials, doc_ids)
         for socket in sockets:
             credential = credential_of(socket.access)
             if socket not in self.sockets or credential is None:
                 continue
+            # A document moved to another folder takes its sockets along: the token must see that one.
+            socket.folder_id = folders.get(socket.doc_id or "", socket.folder_id)
             access = now.get(credential)
             if access is None:
                 self.discard(socket)

@@ -36,6 +36,7 @@ UNKNOWN_DOC_GRACE_SECONDS = 2.0
 class SyncConsumer(AsyncWebsocketConsumer):
     room: Room | None = None
     access: Access | None = None
+    doc_id: str | None = None
     folder_id: int | None = None
     read_only = True
 
@@ -70,7 +71,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_UNKNOWN_DOC, reason="unknown document")
             return
         self.access = access
-        self.folder_id = folder_id
+        self.doc_id, self.folder_id = doc_id, folder_id
         self.read_only = not access.can_write_live
         self.room = room
         room.join(self)

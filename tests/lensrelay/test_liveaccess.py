@@ -22,7 +22,7 @@ from django.utils import timezone
 from lensrelay.asgi import application
 from lensrelay.documents import document_create, document_text
 from lensrelay.liveaccess import access_watch
-from lensrelay.models import ApiToken, Folder
+from lensrelay.models import ApiToken, Document, Folder
 from lensrelay.routing import websocket_urlpatterns
 from lensrelay.sync import wire
 from lensrelay.tokens import (
@@ -226,3 +226,14 @@ def test_services_announce_every_change_that_takes_rights_away(transactional_db:
         assert (token.name, token.role, token.revoked) == ("t2", "suggest", True)
     finally:
         token_narrowed.disconnect(listen)
+
+
+async def test_a_document_moved_to_a_folder_the_token_does_not_see_closes_its_sockets(
+    store: Any, docs: Any
+) -> None:
+    public, secret = docs["folders"]["Public"], docs["folders"]["Secret"]
+    _, raw = await sync_to_async(new_token)("view", public)
+    comm, _ = await open_socket(docs["public"].doc_id, raw)
+    await Document.objects.filter(doc_id=docs["public"].doc_id).aupdate(folder=secret)
+    code, after = await closed_within(comm, CUT_OFF_SECONDS)
+    assert code == 4403 and after <= CUT_OFF_SECONDS
