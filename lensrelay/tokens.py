@@ -82,7 +82,8 @@ def token_set_folders(*, token: ApiToken, folders: Iterable[Folder]) -> bool:
     """Limit the token to these folders (none: every folder); returns whether it lost any."""
     chosen = list(folders)
     with transaction.atomic():
-        ApiToken.objects.select_for_update().filter(pk=token.pk).first()
+        # Lock the token's row: two admins changing its folders at once each see the other's result.
+        list(ApiToken.objects.select_for_update().filter(pk=token.pk).values_list("pk", flat=True))
         before = list(token.folders.values_list("id", flat=True))
         token.folders.set(chosen)
         narrowed = folders_narrowed(before, (f.pk for f in chosen))
