@@ -26,9 +26,7 @@ from lensrelay.models import ApiToken, Document, Folder
 from lensrelay.routing import websocket_urlpatterns
 from lensrelay.sync import wire
 from lensrelay.tokens import (
-    folders_narrowed,
     token_create,
-    token_narrowed,
     token_revoke,
     token_set_folders,
     token_update,
@@ -175,57 +173,6 @@ async def test_the_watch_stops_polling_when_no_socket_is_open(store: Any, docs: 
     await comm.disconnect()
     await asyncio.sleep(store.poll_seconds * 2 + 0.2)
     assert not watch.sockets and watch._task.done()
-
-
-# -- the token services ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("before", "after", "narrowed"),
-    [
-        ((), (), False),
-        ((), (1,), True),  # every folder -> one folder
-        ((1,), (), False),  # one folder -> every folder
-        ((1, 2), (1,), True),
-        ((1,), (1, 2), False),
-        ((1,), (2,), True),
-        ((1, 2), (2, 1), False),
-    ],
-)
-def test_folders_narrowed(before: tuple[int, ...], after: tuple[int, ...], narrowed: bool) -> None:
-    assert folders_narrowed(before, after) is narrowed
-
-
-def test_services_announce_every_change_that_takes_rights_away(transactional_db: None) -> None:
-    heard: list[int] = []
-
-    def listen(sender: Any, *, token_id: int, **kwargs: Any) -> None:
-        heard.append(token_id)
-
-    token_narrowed.connect(listen)
-    try:
-        a, b = Folder.objects.create(name="A"), Folder.objects.create(name="B")
-        token, _ = token_create(name="t", role="edit", folders=[a])
-        assert not token_set_folders(token=token, folders=[a, b]) and heard == []  # wider
-        assert token_set_folders(token=token, folders=[b]) and heard == [token.pk]  # lost A
-        token_update(token=token, name="t2", role="admin", expires_at=None)
-        assert heard == [token.pk]  # a higher role takes nothing away
-        token_update(token=token, name="t2", role="suggest", expires_at=None)
-        assert heard == [token.pk] * 2
-        soon = timezone.now() + timedelta(hours=1)
-        token_update(token=token, name="t2", role="suggest", expires_at=soon)
-        assert heard == [token.pk] * 3
-        token_update(token=token, name="t2", role="suggest", expires_at=soon + timedelta(days=1))
-        assert heard == [token.pk] * 3  # a later expiry gives time, takes none
-        token_revoke(token=token)
-        token_revoke(token=token)  # revoking twice announces once
-        assert heard == [token.pk] * 4
-        with pytest.raises(ValueError, match="Unknown role"):
-            token_update(token=token, name="t2", role="root", expires_at=None)
-        token.refresh_from_db()
-        assert (token.name, token.role, token.revoked) == ("t2", "suggest", True)
-    finally:
-        token_narrowed.disconnect(listen)
 
 
 async def test_a_document_moved_to_a_folder_the_token_does_not_see_closes_its_sockets(
