@@ -13,7 +13,7 @@ from django.utils.html import format_html
 from lensrelay.docstore import persistence
 from lensrelay.folders import folder_create
 from lensrelay.models import ApiToken, Document, Folder
-from lensrelay.tokens import token_create, token_revoke
+from lensrelay.tokens import token_create, token_revoke, token_set_folders, token_update
 from lensrelay.vaultpath import InvalidPath, normalize_path, validate_folder_name
 
 PREVIEW_CHARS = 4000
@@ -113,7 +113,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form: Any, change: bool) -> None:
         if change:
-            super().save_model(request, obj, form, change)
+            # Through the service: a lowered role or a nearer expiry ends the token's MCP sessions.
+            token_update(token=obj, name=obj.name, role=obj.role, expires_at=obj.expires_at)
             return
         token, raw = token_create(name=obj.name, role=obj.role)
         token.expires_at = obj.expires_at
@@ -124,6 +125,14 @@ class ApiTokenAdmin(admin.ModelAdmin):
             request,
             format_html("Token created. Copy it now, it will not be shown again: <code>{}</code>", raw),
         )
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        # Folders go through the service too: losing one closes the token's sockets on it and ends its
+        # MCP sessions.
+        token = ApiToken.objects.get(pk=form.instance.pk)  # the saved row (a new one came from token_create)
+        token_set_folders(token=token, folders=form.cleaned_data.get("folders") or ())
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
 
     @admin.action(description="Revoke selected tokens", permissions=["change"])
     def revoke_selected(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:

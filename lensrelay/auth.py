@@ -13,6 +13,7 @@ from lensrelay.models import ApiToken
 
 WRITE_ROLES = frozenset({ApiToken.Role.EDIT, ApiToken.Role.ADMIN})
 SUGGEST_ROLES = frozenset({ApiToken.Role.SUGGEST, ApiToken.Role.EDIT, ApiToken.Role.ADMIN})
+EDIT_LIVE_PERMISSION = "lensrelay.edit_live"
 # Writing last_used_at on every call would turn every read into a write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -39,6 +40,13 @@ class Access:
         return folder_id is not None and folder_id in self.folder_ids
 
 
+def token_access(token: ApiToken, folder_ids: frozenset[int]) -> Access | None:
+    """What a token row grants now (None once revoked or expired); `folder_ids` are its folders."""
+    if not token.active:
+        return None
+    return Access(name=token.name, role=token.role, folder_ids=folder_ids or None, token_id=token.pk)
+
+
 def authenticate_token(raw: str | None) -> Access | None:
     """The access a raw bearer token grants, or None if it is missing, unknown, expired or revoked."""
     if not raw:
@@ -49,20 +57,22 @@ def authenticate_token(raw: str | None) -> Access | None:
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    folder_ids = frozenset(token.folders.values_list("id", flat=True))
-    return Access(
-        name=token.name,
-        role=token.role,
-        folder_ids=folder_ids or None,
-        token_id=token.pk,
-    )
+    return token_access(token, frozenset(token.folders.values_list("id", flat=True)))
 
 
 def access_for_user(user: Any) -> Access | None:
-    """Staff signed in to the admin may sync every document read-write."""
-    if user is None or not getattr(user, "is_authenticated", False) or not user.is_staff:
+    """Active staff signed in to the admin sync every document; read-write only with the permission to
+    edit live (which also lets them decide suggestions inline by editing the markup away)."""
+    if (
+        user is None
+        or not getattr(user, "is_authenticated", False)
+        or not user.is_active
+        or not user.is_staff
+    ):
         return None
-    return Access(name=user.get_username(), role=ApiToken.Role.ADMIN, folder_ids=None, user_id=user.pk)
+    role = ApiToken.Role.EDIT if user.has_perm(EDIT_LIVE_PERMISSION) else ApiToken.Role.VIEW
+    return Access(name=user.get_username(), role=role, folder_ids=None, user_id=user.pk)
 
 
 aauthenticate_token = sync_to_async(authenticate_token)
+aaccess_for_user = sync_to_async(access_for_user)

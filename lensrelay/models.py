@@ -91,6 +91,8 @@ class Document(models.Model):
         constraints: ClassVar = [
             models.UniqueConstraint(fields=["folder", "path"], name="document_unique_path"),
         ]
+        # Separate from browsing the admin and from reviewing: editing live also decides suggestions inline.
+        permissions: ClassVar = [("edit_live", "Can edit documents live")]
 
     def __str__(self) -> str:
         return self.user_path

@@ -1,14 +1,38 @@
-"""API token services: the raw token exists only in what `token_create` returns."""
+"""API token services: the raw token exists only in what `token_create` returns.
+
+Every change that takes rights away (revoking, narrowing the folders, lowering the role, moving the
+expiry closer) sends `token_narrowed` once committed, so what the token opened elsewhere ends: MCP
+sessions (mcp_tools) are ended at once. Open sockets need no signal: they re-check their token every
+`LENSRELAY_POLL_SECONDS` (lensrelay/liveaccess.py), on every worker.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from lensrelay.models import ApiToken, Folder
+
+# Sent with `token_id` after a change that took rights away from the token.
+token_narrowed = Signal()
+
+ROLE_RANK = {ApiToken.Role.VIEW: 0, ApiToken.Role.SUGGEST: 1, ApiToken.Role.EDIT: 2, ApiToken.Role.ADMIN: 3}
+
+
+def _announce_narrowed(token_id: int) -> None:
+    transaction.on_commit(lambda: token_narrowed.send(sender=ApiToken, token_id=token_id))
+
+
+def folders_narrowed(before: Iterable[int], after: Iterable[int]) -> bool:
+    """Whether a token loses a folder going from `before` to `after` (no folders means every folder)."""
+    old, new = set(before), set(after)
+    if not new:
+        return False
+    return not old or not old <= new
 
 
 def token_create(
@@ -33,5 +57,36 @@ def token_create(
 
 def token_revoke(*, token: ApiToken) -> None:
     if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
+        with transaction.atomic():
+            token.revoked_at = timezone.now()
+            token.save(update_fields=["revoked_at"])
+            _announce_narrowed(token.pk)
+
+
+def token_update(*, token: ApiToken, name: str, role: str, expires_at: datetime | None) -> None:
+    """Change a token's name, role and expiry (its folders: `token_set_folders`)."""
+    if role not in ApiToken.Role.values:
+        raise ValueError(f"Unknown role {role!r}; choose one of {', '.join(ApiToken.Role.values)}.")
+    if not name.strip():
+        raise ValueError("A token needs a name (it is shown as the author of its suggestions).")
+    with transaction.atomic():
+        before = ApiToken.objects.select_for_update().get(pk=token.pk)
+        token.name, token.role, token.expires_at = name.strip(), role, expires_at
+        token.save(update_fields=["name", "role", "expires_at"])
+        sooner = expires_at is not None and (before.expires_at is None or expires_at < before.expires_at)
+        if sooner or ROLE_RANK[ApiToken.Role(role)] < ROLE_RANK[ApiToken.Role(before.role)]:
+            _announce_narrowed(token.pk)
+
+
+def token_set_folders(*, token: ApiToken, folders: Iterable[Folder]) -> bool:
+    """Limit the token to these folders (none: every folder); returns whether it lost any."""
+    chosen = list(folders)
+    with transaction.atomic():
+        # Lock the token's row: two admins changing its folders at once each see the other's result.
+        list(ApiToken.objects.select_for_update().filter(pk=token.pk).values_list("pk", flat=True))
+        before = list(token.folders.values_list("id", flat=True))
+        token.folders.set(chosen)
+        narrowed = folders_narrowed(before, (f.pk for f in chosen))
+        if narrowed:
+            _announce_narrowed(token.pk)
+    return narrowed

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from lensrelay.tokens import token_narrowed
 from mcp_tools.models import McpSession, ReadMark
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -91,6 +92,27 @@ async def asession_end(*, session_id: str) -> bool:
         ended_at=timezone.now()
     )
     return ended > 0
+
+
+def sessions_end_for_token(*, token_id: int) -> int:
+    """End every session the token opened, and forget what it read, after the token lost rights: its
+    next request with an old session id gets 404 (or 401 if it is revoked) and starts afresh."""
+    ended = McpSession.objects.filter(token_id=token_id, ended_at__isnull=True).update(
+        ended_at=timezone.now()
+    )
+    session_ids = McpSession.objects.filter(token_id=token_id).values_list("id", flat=True)
+    ReadMark.objects.filter(
+        Q(session_key__in=session_ids) | Q(session_key__startswith=f"token:{token_id}:client:")
+    ).delete()
+    return ended
+
+
+def _token_narrowed(sender: Any, *, token_id: int, **kwargs: Any) -> None:
+    sessions_end_for_token(token_id=token_id)
+
+
+def connect_token_signals() -> None:
+    token_narrowed.connect(_token_narrowed, dispatch_uid="mcp_tools.sessions.token_narrowed")
 
 
 async def asession_set_log_level(*, session_id: str, level: str) -> None:

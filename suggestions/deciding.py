@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from django.contrib.admin.models import CHANGE, LogEntry
-from django.db import transaction
-from django.utils import timezone
 from pycrdt import Text
 
 from lensrelay.docstore.offsets import text_delete
@@ -17,10 +15,20 @@ from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, store_session
 from lensrelay.paths import path_index
 from lensrelay.texts import CONTENTS
+from suggestions.claims import (
+    Claim,
+    already_decided,
+    claim_decision,
+    release_claim,
+    settle_claim,
+    stale_claim,
+)
 from suggestions.criticmarkup import Span, accept_edits, own_changes, reject_edits
 from suggestions.errors import StaleSuggestion, SuggestionError
 from suggestions.models import Suggestion
 from suggestions.moving import move_document, move_folder, remove_document
+
+logger = logging.getLogger(__name__)
 
 STALE_GONE = "suggestion no longer found in document"
 STALE_PARTIAL = "part of the suggestion's markup was edited away"
@@ -52,61 +60,74 @@ class Decision:
     detail: str = ""
 
 
-def _record(suggestion: Suggestion, *, status: str, user: Any, note: str) -> None:
-    with transaction.atomic():
-        suggestion.status = status
-        suggestion.decided_at = timezone.now()
-        suggestion.decided_by = user if getattr(user, "pk", None) else None
-        suggestion.note = note
-        suggestion.save(update_fields=["status", "decided_at", "decided_by", "note"])
-        if suggestion.decided_by is not None:
-            LogEntry.objects.log_actions(
-                user_id=user.pk,
-                queryset=[suggestion],
-                action_flag=CHANGE,
-                change_message=f"{status.capitalize()} the suggestion" + (f": {note}" if note else ""),
-                single_object=True,
-            )
+def _apply_row(target: Suggestion, row: Suggestion | None) -> Suggestion:
+    """Bring the caller's copy up to date with the stored row (callers keep using their object)."""
+    if row is not None:
+        for name in ("status", "decided_at", "decided_by_id", "note"):
+            setattr(target, name, getattr(row, name))
+        target.decided_by = row.decided_by
+    return target
+
+
+async def _change_document(store: DocStore, suggestion: Suggestion, *, accept: bool) -> str:
+    """Carry out the decision in the live documents; returns what it did. Raises SuggestionError."""
+    if suggestion.moves_folder:
+        return f"{await move_folder(store, suggestion)} links rewritten" if accept else ""
+    index = path_index(store)
+    await index.ensure()
+    entry = index.by_doc_id(suggestion.doc_id)
+    if entry is None and suggestion.folder_id is not None:
+        # Another process may have made the document or its folder a moment ago: ask the database before
+        # calling the suggestion stale.
+        await index.refresh_folder(suggestion.folder_id)
+        entry = index.by_doc_id(suggestion.doc_id)
+    if entry is None:
+        raise StaleSuggestion("the document no longer exists")
+    if suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):
+        room = await store.get(suggestion.doc_id)
+        if room is None:
+            raise StaleSuggestion("the document no longer exists")
+        _decide_markup(room, suggestion, accept=accept)
+        await room.flushed()
+        if suggestion.kind == Suggestion.Kind.CREATE and not accept:
+            await remove_document(store, entry)
+    elif suggestion.kind == Suggestion.Kind.MOVE and accept:
+        links = await move_document(store, entry, suggestion.new_path)
+        return f"{links} links rewritten"
+    elif suggestion.kind == Suggestion.Kind.DELETE and accept:
+        await remove_document(store, entry)
+    return ""
 
 
 async def suggestion_decide(
     *, store: DocStore, suggestion: Suggestion, user: Any, accept: bool, note: str = ""
 ) -> Decision:
-    """Accept or reject one pending suggestion in the live document; a stale one is marked and refused."""
-    if not suggestion.is_pending:
-        return Decision(suggestion, False, f"suggestion is already {suggestion.status}")
-    index = path_index(store)
-    await index.ensure()
-    entry = index.by_doc_id(suggestion.doc_id)
-    status = Suggestion.Status.ACCEPTED if accept else Suggestion.Status.REJECTED
-    detail = ""
+    """Accept or reject one pending suggestion in the live document, exactly once.
+
+    The decision is claimed in the database first (see suggestions/claims.py), so of reviewers racing
+    in any number of processes one changes the document and the others are told who decided; a stale
+    suggestion is marked and refused, and a refused change leaves it pending.
+    """
+    claim = await store.db(claim_decision, pk=suggestion.pk, accept=accept, user=user)
+    if not isinstance(claim, Claim):
+        return Decision(_apply_row(suggestion, claim), False, already_decided(claim))
     try:
-        if suggestion.moves_folder:
-            if accept:
-                detail = f"{await move_folder(store, suggestion)} links rewritten"
-        elif entry is None:
-            raise StaleSuggestion("the document no longer exists")
-        elif suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):
-            room = await store.get(suggestion.doc_id)
-            if room is None:
-                raise StaleSuggestion("the document no longer exists")
-            _decide_markup(room, suggestion, accept=accept)
-            await room.flushed()
-            if suggestion.kind == Suggestion.Kind.CREATE and not accept:
-                await remove_document(store, entry)
-        elif suggestion.kind == Suggestion.Kind.MOVE and accept:
-            links = await move_document(store, entry, suggestion.new_path)
-            detail = f"{links} links rewritten"
-        elif suggestion.kind == Suggestion.Kind.DELETE and accept:
-            await remove_document(store, entry)
+        detail = await _change_document(store, suggestion, accept=accept)
     except StaleSuggestion as exc:
-        # Nobody decided a stale suggestion: the reviewer who tried is not recorded as its decider.
-        await store.db(_record, suggestion, status=Suggestion.Status.STALE, user=None, note=suggestion.note)
+        await store.db(stale_claim, claim=claim)
+        suggestion.status, suggestion.decided_by = Suggestion.Status.STALE, None
         return Decision(suggestion, False, str(exc))
     except SuggestionError as exc:
+        await store.db(release_claim, claim=claim)
         return Decision(suggestion, False, str(exc))
-    await store.db(_record, suggestion, status=status, user=user, note=note)
-    return Decision(suggestion, True, detail=detail)
+    except BaseException:
+        await store.db(release_claim, claim=claim)
+        raise
+    row = await store.db(settle_claim, claim=claim, user=user, note=note)
+    if row is None:
+        logger.warning("the decision on suggestion %s was taken over while it was applied", suggestion.uid)
+        return Decision(suggestion, False, "the decision took too long and was taken over by another")
+    return Decision(_apply_row(suggestion, row), True, detail=detail)
 
 
 async def suggestion_bulk_decide(

@@ -25,6 +25,9 @@ class Suggestion(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
+        # A reviewer has claimed the decision and the document is being changed (see suggestions/claims.py).
+        ACCEPTING = "accepting", "Being accepted"
+        REJECTING = "rejecting", "Being rejected"
         ACCEPTED = "accepted", "Accepted"
         REJECTED = "rejected", "Rejected"
         SUPERSEDED = "superseded", "Superseded"

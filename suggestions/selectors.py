@@ -14,9 +14,18 @@ EDIT_KINDS = frozenset({"replace", "insert", "delete", "substitution"})
 
 
 def suggestions_of_token(
-    *, token_id: int | None, path: str | None = None, status: str | None = None, limit: int = 50
+    *,
+    token_id: int | None,
+    folder_ids: frozenset[int] | None,
+    path: str | None = None,
+    status: str | None = None,
+    limit: int = 50,
 ) -> list[Suggestion]:
+    """The token's suggestions in the folders it sees now (`folder_ids`; None: every folder), so a token
+    narrowed away from a folder no longer reads the text it once proposed there."""
     rows: QuerySet[Suggestion] = Suggestion.objects.filter(token_id=token_id).select_related("decided_by")
+    if folder_ids is not None:
+        rows = rows.filter(folder_id__in=folder_ids)
     if path:
         rows = (
             rows.filter(path__startswith=path.rstrip("/"))

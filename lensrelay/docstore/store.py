@@ -281,19 +281,35 @@ class DocStore:
 
 
 _stores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, DocStore] = weakref.WeakKeyDictionary()
+# Stores that a session created (no server loop had one) and how many sessions are using each.
+_session_stores: weakref.WeakKeyDictionary[DocStore, int] = weakref.WeakKeyDictionary()
 
 
 @asynccontextmanager
 async def store_session() -> AsyncIterator[DocStore]:
-    """The running loop's store; one created just for this (no server loop here) is closed after."""
-    existed = asyncio.get_running_loop() in _stores
-    store = get_store()
+    """The running loop's store; one created just for sessions is closed when the last of them ends.
+
+    Concurrent sessions on one loop (admin requests hopping onto the server's loop together) share the
+    store, and it stays open while any socket uses one of its rooms.
+    """
+    loop = asyncio.get_running_loop()
+    if loop not in _stores:
+        _session_stores[get_store()] = 0
+    store = _stores[loop]
+    if store in _session_stores:
+        _session_stores[store] += 1
     try:
         yield store
     finally:
-        if not existed:
-            await store.close()
-            _stores.pop(store.loop, None)
+        if store in _session_stores:
+            _session_stores[store] -= 1
+            in_use = _session_stores[store] > 0 or any(room.clients for room in store.rooms.values())
+            if not in_use:
+                del _session_stores[store]
+                # Unregister before closing: a session starting meanwhile gets a fresh store.
+                if _stores.get(loop) is store:
+                    del _stores[loop]
+                await store.close()
 
 
 def get_store() -> DocStore:

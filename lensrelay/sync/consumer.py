@@ -11,10 +11,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from lensrelay.auth import Access, aauthenticate_token, access_for_user
+from lensrelay.auth import Access, aaccess_for_user, aauthenticate_token
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store
 from lensrelay.folders import doc_scope, folder_settled
+from lensrelay.liveaccess import access_watch
 from lensrelay.sync import wire
 from lensrelay.sync.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.sync.wire import MalformedFrame, Reader
@@ -39,6 +40,8 @@ UNKNOWN_DOC_GRACE_SECONDS = 2.0
 class SyncConsumer(AsyncWebsocketConsumer):
     room: Room | None = None
     access: Access | None = None
+    doc_id: str | None = None
+    folder_id: int | None = None
     read_only = True
     awareness_notice_after = 0.0
 
@@ -67,7 +70,8 @@ class SyncConsumer(AsyncWebsocketConsumer):
             return
         # A document of a folder the token may not see is refused exactly like one that does not exist
         # (same code, same reason, same wait), so ids of other folders cannot be probed.
-        if not await self._visible(doc_id, access):
+        visible, folder_id = await self._visible(doc_id, access)
+        if not visible:
             await self.close(code=CLOSE_UNKNOWN_DOC, reason="unknown document")
             return
         room = await get_store().get(doc_id)
@@ -75,9 +79,11 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_UNKNOWN_DOC, reason="unknown document")
             return
         self.access = access
+        self.doc_id, self.folder_id = doc_id, folder_id
         self.read_only = not access.can_write_live
         self.room = room
         room.join(self)
+        access_watch(room.store).add(self)
         await self.send_frame(wire.sync_step1(room.doc.get_state()))
         if len(room.awareness):
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
@@ -90,7 +96,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
         # A browser sends the session cookie to any page's WebSocket: only our own pages may use it.
         if not self._same_origin():
             return None
-        return access_for_user(self.scope.get("user"))
+        return await aaccess_for_user(self.scope.get("user"))
 
     def _same_origin(self) -> bool:
         headers = dict(self.scope.get("headers", []))
@@ -101,21 +107,38 @@ class SyncConsumer(AsyncWebsocketConsumer):
         domain, _ = split_domain_port(host)
         return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
-    async def _visible(self, doc_id: str, access: Access) -> bool:
+    async def _visible(self, doc_id: str, access: Access) -> tuple[bool, int | None]:
+        """Whether the token may open the document, and the document's folder."""
         deadline = asyncio.get_running_loop().time() + UNKNOWN_DOC_GRACE_SECONDS
         while True:
             known, folder_id = await sync_to_async(doc_scope)(doc_id)
             if known and access.sees_folder(folder_id):
-                return True
+                return True, folder_id
             if asyncio.get_running_loop().time() >= deadline:
-                return False
+                return False, None
             await folder_settled()
             await asyncio.sleep(0.1)
 
     async def disconnect(self, code: int) -> None:
-        if self.room is not None:
-            await self.room.leave(self)
-            self.room = None
+        await self._leave()
+
+    async def _leave(self) -> None:
+        room, self.room = self.room, None
+        if room is not None:
+            access_watch(room.store).discard(self)
+            await room.leave(self)
+
+    # -- called by the access watch when the token or user behind this socket changes --------------------
+
+    async def access_lost(self, *, code: int, reason: str) -> None:
+        # Leave first: frames still in flight from the client find no room and change nothing.
+        self.read_only = True
+        await self._leave()
+        await self.close(code=code, reason=reason)
+
+    def access_changed(self, access: Access) -> None:
+        self.access = access
+        self.read_only = not access.can_write_live
 
     async def send_frame(self, frame: bytes) -> None:
         await self.send(bytes_data=frame)

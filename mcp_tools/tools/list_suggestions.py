@@ -32,6 +32,7 @@ async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
     rows = await kb.store.db(
         suggestions_of_token,
         token_id=ctx.access.token_id,
+        folder_ids=ctx.access.folder_ids,
         path=args.path,
         status=args.status,
         limit=args.limit,

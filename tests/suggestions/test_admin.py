@@ -281,7 +281,8 @@ async def test_deciding_twice_is_refused_with_the_reason(store: Any, fox: Any, r
     await reviewer.post(decide_url(suggestion), {"decision": "reject"}, follow=True)
     response = await reviewer.post(decide_url(suggestion), {"decision": "accept"}, follow=True)
     assert messages_of(response) == [
-        f"Could not accept the edit of Lens/Fox.md ({suggestion.uid}): suggestion is already rejected."
+        f"Could not accept the edit of Lens/Fox.md ({suggestion.uid}): "
+        "suggestion is already rejected by rita."
     ]
     assert (await refreshed(suggestion)).status == "rejected"
 
@@ -411,7 +412,7 @@ async def test_bulk_accept_confirms_first_then_reports_each_outcome(
     assert messages_of(acted) == [
         f"Accepted the edit of Lens/Fox.md ({quick.uid}).",
         f"Accepted the edit of Lens/Fox.md ({lazy.uid}).",
-        f"Could not accept the edit of Lens/Fox.md ({done.uid}): suggestion is already rejected.",
+        f"Could not accept the edit of Lens/Fox.md ({done.uid}): suggestion is already rejected by rita.",
     ]
     assert await raw_text(store, fox) == ORIGINAL.replace("quick", "slow").replace("lazy", "sleepy")
     for pending in (quick, lazy):

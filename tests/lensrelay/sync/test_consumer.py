@@ -225,7 +225,7 @@ async def test_staff_session_syncs_read_write_from_our_own_pages_only(store: Any
 
     from lensrelay.routing import websocket_urlpatterns
 
-    staff = await sync_to_async(User.objects.create_user)("editor", password="x", is_staff=True)
+    staff = await sync_to_async(User.objects.create_superuser)("editor", "editor@example.org", "x")
     plain = await sync_to_async(User.objects.create_user)("reader", password="x")
     router = URLRouter(websocket_urlpatterns)
 

@@ -1,0 +1,99 @@
+"""One decision per suggestion: a reviewer claims it in the database before the document changes.
+
+The claim is a conditional update (`status = pending` in the WHERE), so of any number of reviewers in
+any number of processes exactly one gets the row; the others are told who has it. The winner then
+changes the document and settles the claim (accepted or rejected, with one admin history entry), marks
+it stale when the markup is gone, or releases it back to pending when applying was refused. A claim
+whose process died mid-decision can be taken over after `CLAIM_TIMEOUT`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from suggestions.models import Suggestion
+
+CLAIM_TIMEOUT = timedelta(minutes=5)
+Status = Suggestion.Status
+CLAIMED = (Status.ACCEPTING, Status.REJECTING)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A won claim: the row is ours while its status and `decided_at` are still these."""
+
+    pk: int
+    status: str
+    at: datetime
+
+
+def _reviewer(user: Any) -> Any:
+    return user if getattr(user, "pk", None) else None
+
+
+def claim_decision(*, pk: int, accept: bool, user: Any) -> Claim | Suggestion | None:
+    """Claim the decision: a `Claim` if this caller won, else the row as it stands (None if deleted)."""
+    now = timezone.now()
+    status = Status.ACCEPTING if accept else Status.REJECTING
+    open_for_claim = Q(status=Status.PENDING) | Q(status__in=CLAIMED, decided_at__lt=now - CLAIM_TIMEOUT)
+    won = Suggestion.objects.filter(open_for_claim, pk=pk).update(
+        status=status, decided_at=now, decided_by=_reviewer(user)
+    )
+    if won:
+        return Claim(pk=pk, status=status, at=now)
+    return Suggestion.objects.select_related("decided_by").filter(pk=pk).first()
+
+
+def _ours(claim: Claim) -> Any:
+    return Suggestion.objects.filter(pk=claim.pk, status=claim.status, decided_at=claim.at)
+
+
+def settle_claim(*, claim: Claim, user: Any, note: str) -> Suggestion | None:
+    """Record the decision and its one history entry; None if the claim was taken over meanwhile."""
+    final = Status.ACCEPTED if claim.status == Status.ACCEPTING else Status.REJECTED
+    reviewer = _reviewer(user)
+    with transaction.atomic():
+        if not _ours(claim).update(status=final, decided_at=timezone.now(), decided_by=reviewer, note=note):
+            return None
+        row = Suggestion.objects.select_related("decided_by").get(pk=claim.pk)
+        if reviewer is not None:
+            LogEntry.objects.log_actions(
+                user_id=reviewer.pk,
+                queryset=[row],
+                action_flag=CHANGE,
+                change_message=f"{final.capitalize()} the suggestion" + (f": {note}" if note else ""),
+                single_object=True,
+            )
+    return row
+
+
+def stale_claim(*, claim: Claim) -> None:
+    """Nobody decided a stale suggestion: the reviewer who tried is not recorded as its decider."""
+    _ours(claim).update(status=Status.STALE, decided_at=timezone.now(), decided_by=None)
+
+
+def release_claim(*, claim: Claim) -> None:
+    """Applying was refused and nothing changed: the suggestion is pending again."""
+    _ours(claim).update(status=Status.PENDING, decided_at=None, decided_by=None)
+
+
+def already_decided(row: Suggestion | None) -> str:
+    """Why a claim was lost, naming who decided: "suggestion is already accepted by rita"."""
+    if row is None:
+        return "suggestion no longer exists"
+    status = row.status
+    if status == Status.PENDING:
+        return "another reviewer was deciding it just now; try again"
+    by = f" by {row.decided_by.get_username()}" if row.decided_by else ""
+    if status in CLAIMED:
+        return f"suggestion is already being {'accepted' if status == Status.ACCEPTING else 'rejected'}{by}"
+    if status in (Status.ACCEPTED, Status.REJECTED):
+        return f"suggestion is already {status}{by or ' in an editor'}"
+    return f"suggestion is already {status}"
