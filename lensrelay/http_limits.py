@@ -23,6 +23,9 @@ def read_body(request: HttpRequest, *, limit: int) -> bytes | None:
 
 def body_too_large(limit: int) -> JsonResponse:
     return JsonResponse(
-        {"error": f"The body is larger than the limit of {limit} bytes; nothing was applied.", "limit": limit},
+        {
+            "error": f"The body is larger than the limit of {limit} bytes; nothing was applied.",
+            "limit": limit,
+        },
         status=413,
     )

@@ -32,7 +32,9 @@ async def note(store: Any, make_folder: Any) -> Any:
 
 
 def stored(doc_id: str) -> tuple[list[bytes], list[bytes]]:
-    updates = [bytes(u) for u in YUpdate.objects.filter(doc_id=doc_id).order_by("id").values_list("data", flat=True)]
+    updates = [
+        bytes(u) for u in YUpdate.objects.filter(doc_id=doc_id).order_by("id").values_list("data", flat=True)
+    ]
     snapshots = [bytes(s) for s in YSnapshot.objects.filter(doc_id=doc_id).values_list("data", flat=True)]
     return updates, snapshots
 
