@@ -1,4 +1,4 @@
-"""Run Lens Relay under daphne with the frame limit of the settings: `python -m lensrelay.serve [daphne options]`.
+"""Run Lens Relay under daphne with the settings' frame limit: `python -m lensrelay.serve [daphne options]`.
 
 Plain daphne reads no Django setting for its WebSocket limits and drops any message over 1 MiB by cutting the
 TCP connection: y-websocket then reconnects and resends the same update forever. Here daphne's limit is
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 APPLICATION = "lensrelay.asgi:application"
@@ -49,7 +49,7 @@ def _limited_server_class() -> type:
             kwargs["websocket_max_message_size"] = limit
             kwargs["websocket_max_frame_size"] = limit
             super().__init__(*args, **kwargs)
-            then = self.ready_callable
+            then: Callable[[], object] | None = getattr(self, "ready_callable", None)
 
             def ready() -> None:
                 # Called once run() has built the WebSocket factory, before the reactor starts.

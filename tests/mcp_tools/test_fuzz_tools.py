@@ -1,4 +1,4 @@
-"""Generated arguments for every MCP tool, through /mcp: never an internal error, and a refusal changes nothing.
+"""Generated arguments for every MCP tool through /mcp: never an internal error; a refusal changes nothing.
 
 The arguments are built from each tool's inputSchema as `tools/list` serves it (so a tool added tomorrow is
 fuzzed too), plus off-schema values (see tool_arguments). Every call must answer HTTP 200 with a result
