@@ -27,7 +27,7 @@ class AwarenessStates:
             state = reader.var_string()
             try:
                 json.loads(state)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the parser goes
                 raise MalformedFrame("awareness state is not JSON") from exc
             entries.append((client_id, clock, state))
         if not reader.at_end():

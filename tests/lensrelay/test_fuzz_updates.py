@@ -128,3 +128,56 @@ def _fails_beyond_decoding(state: bytes, update: bytes) -> bool:
     except BaseException:
         return True
     return False
+
+
+def _random_frames(count: int, seed: int) -> list[bytes]:
+    import random
+
+    rng = random.Random(seed)
+    deep = "[" * 200_000 + "]" * 200_000
+    frames = [
+        # awareness whose state nests deeper than the JSON parser recurses
+        wire.var_uint(wire.MESSAGE_AWARENESS)
+        + wire.var_bytes(
+            wire.var_uint(1) + wire.var_uint(7) + wire.var_uint(1) + wire.var_bytes(deep.encode())
+        ),
+        # awareness state that is not UTF-8
+        wire.var_uint(wire.MESSAGE_AWARENESS)
+        + wire.var_bytes(
+            wire.var_uint(1) + wire.var_uint(7) + wire.var_uint(1) + wire.var_bytes(b"\xff\xfe")
+        ),
+        # a state vector that does not decode
+        wire.var_uint(wire.MESSAGE_SYNC) + wire.var_uint(wire.SYNC_STEP1) + wire.var_bytes(b"\xff" * 12),
+    ]
+    kinds = [wire.MESSAGE_SYNC, wire.MESSAGE_AWARENESS, wire.MESSAGE_AUTH, wire.MESSAGE_QUERY_AWARENESS, 102]
+    while len(frames) < count:
+        body = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 40)))
+        head = wire.var_uint(rng.choice([*kinds, rng.randrange(1 << 20)]))
+        if rng.random() < 0.5:
+            body = wire.var_uint(rng.randrange(4)) + body
+        frames.append(head + body)
+    return frames
+
+
+async def test_random_frames_of_every_message_type_never_crash_the_consumer(
+    store: Any, note: Any, make_token: Any
+) -> None:
+    token = await sync_to_async(make_token)("edit")
+    before = await snapshot_of(store, note.doc_id)
+    closes: dict[int, int] = {}
+    for index, frame in enumerate(_random_frames(120, seed=1011)):
+        comm = WebsocketCommunicator(application, f"/d/{note.doc_id}/ws/{note.doc_id}?token={token}")
+        connected, _ = await comm.connect()
+        assert connected
+        await comm.receive_from(timeout=5)  # the server's step 1
+        await comm.send_to(bytes_data=frame)
+        # an exception inside the consumer would surface here (and be a 1011 under daphne)
+        while not await comm.receive_nothing(timeout=0.05):
+            message = await comm.receive_output(timeout=5)
+            if message["type"] == "websocket.close":
+                assert message["code"] == 4400, f"frame {index} {frame[:24].hex()}: {message}"
+                closes[4400] = closes.get(4400, 0) + 1
+                break
+        await comm.disconnect()
+    assert closes.get(4400, 0) > 20  # most random frames are malformed, and said to be
+    assert await snapshot_of(store, note.doc_id) == before
