@@ -22,6 +22,17 @@ HALF_APPLYING_UPDATE = bytes.fromhex(
     "0b01"
 )
 
+# On top of PANICKING_BASE ("héllo 😀 中" written by client 1) this update makes yrs panic ("called
+# `Option::unwrap()` on a `None` value"), which pyo3 raises as PanicException, a BaseException.
+PANICKING_BASE = bytes.fromhex("01010100040108636f6e74656e74730f68c3a96c6c6f20f09f988020e4b8ad00")
+PANICKING_UPDATE = bytes.fromhex(
+    "0209a0a2a4e8f5b5e50c0041010002c4a0a2a4e8f5b5e50c01010018c3bcc39f6520f09f9880204772c3bcc39f6520f09f98"
+    "80202801056578747261016e017c43c5000027010565787472610174020400a0a2a4e8f5b5e50c130a696e6e657220746578"
+    "7427010565787472610161000800a0a2a4e8f5b5e50c1e027c3f80000077017887a0a2a4e8f5b5e50c20012800a0a2a4e8f5"
+    "b5e50c21016b017cd03f800000010100040108636f6e74656e74730f68c3a96c6c6f20f09f988020c4b8ad01a0a2a4e8f5b5"
+    "e50c010002"
+)
+
 
 def _valid_updates(state: bytes, rng: random.Random) -> list[bytes]:
     """Genuine updates on top of `state`: text edits, map entries, nested shared types."""
