@@ -4,6 +4,11 @@ pycrdt can fail halfway through integrating an update that decodes: a block whos
 type raises RuntimeError, a Rust panic surfaces as pyo3's PanicException (a BaseException), and the blocks
 integrated before the faulty one stay in the Doc. So every update is first tried on a rehearsal Doc that
 holds the same state as the live one; only an update that applies there cleanly reaches the live Doc.
+
+One gap remains: structs waiting for missing dependencies ("pending") are not part of `get_update()`, so a
+rehearsal Doc rebuilt after a refusal lacks the live Doc's pending structs; an update that completes them
+could pass here and still fail live. Room.apply_update then refuses it too, and what did apply is logged and
+broadcast like any change, so the log, the peers and the clients still agree.
 """
 
 from __future__ import annotations
