@@ -33,6 +33,13 @@ def docs(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Relay:
     return relay
 
 
+async def edit_doc(relay: Relay, *, folder: str, path: str) -> tuple[str, str, str, dict[str, str]]:
+    """An edit token, the document's id, and its y-websocket URL and params."""
+    token = relay.tokens["edit"]
+    doc_id = await relay.doc_id(token, folder=folder, path=path)
+    return token, doc_id, relay.doc_url(doc_id), {"token": token}
+
+
 def big_text(size: int, tag: str) -> str:
     """ASCII text of exactly about ``size`` bytes (a Yjs update carries it nearly byte for byte)."""
     line = f"{tag} line of plain words for a big paste.\n"
@@ -42,9 +49,7 @@ def big_text(size: int, tag: str) -> str:
 async def test_a_3mb_paste_from_y_websocket_reaches_the_other_client(
     docs: Relay, yclients: YClientFactory
 ) -> None:
-    token = docs.tokens["edit"]
-    doc_id = await docs.doc_id(token, folder=FOLDER, path="/Paste.md")
-    url, params = docs.doc_url(doc_id), {"token": token}
+    token, doc_id, url, params = await edit_doc(docs, folder=FOLDER, path="/Paste.md")
     alice = await yclients(url, doc_id, params=params, label="alice")
     bob = await yclients(url, doc_id, params=params, label="bob")
     start = await alice.text()
@@ -61,9 +66,7 @@ async def test_a_3mb_paste_from_y_websocket_reaches_the_other_client(
 async def test_a_paste_over_the_limit_closes_4413_with_a_reason_and_changes_nothing(
     docs: Relay, yclients: YClientFactory
 ) -> None:
-    token = docs.tokens["edit"]
-    doc_id = await docs.doc_id(token, folder=FOLDER, path="/TooBig.md")
-    url, params = docs.doc_url(doc_id), {"token": token}
+    token, doc_id, url, params = await edit_doc(docs, folder=FOLDER, path="/TooBig.md")
     before = await docs.as_update(doc_id, token=token)
     offender = await yclients(url, doc_id, params=params, label="offender")
     mark = len(offender.events)

@@ -13,6 +13,7 @@ from tests.lensrelay.update_corpus import malformed_updates, refused_by_pycrdt
 
 from .conftest import YClientFactory
 from .relay import Relay
+from .test_limits import edit_doc
 from .test_sync import assert_refused_for_good
 from .yclient import utf16_len
 
@@ -36,9 +37,7 @@ def fuzz_relay(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Relay:
 async def test_malformed_updates_over_a_real_websocket_close_4400_and_change_nothing(
     fuzz_relay: Relay, yclients: YClientFactory
 ) -> None:
-    token = fuzz_relay.tokens["edit"]
-    doc_id = await fuzz_relay.doc_id(token, folder=FOLDER, path="/Target.md")
-    url, params = fuzz_relay.doc_url(doc_id), {"token": token}
+    token, doc_id, url, params = await edit_doc(fuzz_relay, folder=FOLDER, path="/Target.md")
     before = await fuzz_relay.as_update(doc_id, token=token)
     corpus = malformed_updates(before, seed=4400, count=WS_CASES, attempts=1500)
     assert all(refused_by_pycrdt(before, update) for update in corpus)

@@ -45,6 +45,15 @@ async def snapshot_of(store: Any, doc_id: str) -> tuple[bytes, str, Any]:
     return room.state_update(), str(room.doc.get("contents", type=Text)), await sync_to_async(stored)(doc_id)
 
 
+async def corpus_against(
+    store: Any, note: Any, make_token: Any, *, seed: int
+) -> tuple[str, Any, list[bytes]]:
+    """An edit token, the note's stored state, and malformed updates made against that state."""
+    token = await sync_to_async(make_token)("edit")
+    before = await snapshot_of(store, note.doc_id)
+    return token, before, malformed_updates(before[0], seed=seed, count=CORPUS_SIZE, attempts=2500)
+
+
 async def test_the_half_applying_update_is_refused_and_leaves_the_doc_whole(store: Any, note: Any) -> None:
     room = await store.get(note.doc_id)
     before = await snapshot_of(store, note.doc_id)
@@ -72,9 +81,7 @@ async def test_the_half_applying_update_is_refused_and_leaves_the_doc_whole(stor
 async def test_malformed_updates_over_the_websocket_close_4400_and_change_nothing(
     store: Any, note: Any, make_token: Any
 ) -> None:
-    token = await sync_to_async(make_token)("edit")
-    before = await snapshot_of(store, note.doc_id)
-    corpus = malformed_updates(before[0], seed=20261122, count=CORPUS_SIZE, attempts=2500)
+    token, before, corpus = await corpus_against(store, note, make_token, seed=20261122)
     assert len(corpus) == CORPUS_SIZE
     assert sum(1 for update in corpus if _fails_beyond_decoding(before[0], update)) >= 3
     codes: dict[int, int] = {}
@@ -99,9 +106,7 @@ async def test_malformed_updates_over_the_websocket_close_4400_and_change_nothin
 async def test_malformed_updates_over_http_get_a_json_400_and_change_nothing(
     store: Any, note: Any, make_token: Any
 ) -> None:
-    token = await sync_to_async(make_token)("edit")
-    before = await snapshot_of(store, note.doc_id)
-    corpus = malformed_updates(before[0], seed=1122, count=CORPUS_SIZE, attempts=2500)
+    token, before, corpus = await corpus_against(store, note, make_token, seed=1122)
     client = AsyncClient()
     for index, update in enumerate(corpus):
         response = await client.post(
