@@ -166,3 +166,36 @@ async def test_surrogates_outside_tool_arguments_are_protocol_errors_not_500s(
     error = reply.error
     assert error["code"] in (-32700, INVALID_PARAMS), error
     assert "unpaired surrogate" in error["message"]
+
+
+PERCENT_JUNK = st.lists(
+    st.sampled_from(
+        ["%ED%B2%80", "%FF", "%", "%2", "%2F", "%00", "..", "/", "Lens", "Welcome.md", "ü", "%C3%BC"]
+    ),
+    max_size=6,
+).map("".join)
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    method=st.sampled_from(["resources/read", "resources/list"]),
+    value=st.one_of(
+        PERCENT_JUNK.map(lambda junk: "lens://" + junk),
+        st.sampled_from(["lens://Lens/Welcome.md", "lens://", "file:///etc/passwd", "x" * 70_000]),
+        st.text(max_size=30),
+    ),
+)
+async def test_resource_uris_and_cursors_survive_generated_values(
+    session: Session, method: str, value: str
+) -> None:
+    params = {"uri": value} if method == "resources/read" else {"cursor": value}
+    reply = await session.mcp.request(method, params, session=session.session_id, version=HANDSHAKE)
+    assert reply.status == 200, f"{method} {value!r:.200}: HTTP {reply.status}"
+    message = reply.message
+    if "error" in message:
+        assert message["error"]["code"] != INTERNAL_ERROR, f"{method} {value!r:.200}: {message}"
