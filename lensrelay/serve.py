@@ -22,9 +22,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     django.setup()
     from daphne.cli import CommandLineInterface
 
+    args = list(sys.argv[1:] if argv is None else argv)
+    if any(arg.startswith(("--websocket-max-message-size", "--websocket-max-frame-size")) for arg in args):
+        sys.exit(
+            "lensrelay.serve: the WebSocket limits come from LENSRELAY_MAX_FRAME_BYTES; set that instead."
+        )
     cli = CommandLineInterface()
     cli.server_class = _limited_server_class()
-    cli.run([*(sys.argv[1:] if argv is None else argv), APPLICATION])
+    cli.run([*args, APPLICATION])
 
 
 def _limited_server_class() -> type:
@@ -36,7 +41,9 @@ def _limited_server_class() -> type:
 
     limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)
     if not hasattr(WebSocketProtocol, "_max_message_size_exceeded"):
-        raise RuntimeError("this autobahn version has no hook for oversized messages; pin autobahn>=21")
+        raise RuntimeError(
+            "this autobahn has no _max_message_size_exceeded hook: the frame limit cannot be kept"
+        )
 
     class LimitedWebSocketProtocol(WebSocketProtocol):  # type: ignore[misc]
         def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int, reason: str) -> None:
