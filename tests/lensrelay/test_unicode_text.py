@@ -61,3 +61,28 @@ async def test_import_refuses_an_unencodable_folder_name_before_storing_anything
     with pytest.raises(UnencodableText, match="folder name"):
         await import_vault(store=store, root=tmp_path, folder_name="Lens\udc80")
     assert await sync_to_async(YDoc.objects.count)() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "query",
+    [
+        "path=%ED%B2%80",
+        "folder=%ED%A0%80x",
+        "path=Lens/%FF%FE.md",
+        "path=%C0%AF",
+        "path=" + "%ED%B2%80" * 5000,
+    ],
+)
+async def test_api_query_strings_that_decode_to_no_valid_text_never_fail_the_server(
+    store: Any, make_token: Any, query: str
+) -> None:
+    from django.test import AsyncClient
+
+    token = await sync_to_async(make_token)("edit")
+    response = await AsyncClient().get(
+        "/api/documents", QUERY_STRING=query, headers={"Authorization": f"Bearer {token}"}
+    )
+    assert response.status_code < 500
+    assert response["Content-Type"].startswith("application/json")
+    assert await sync_to_async(YDoc.objects.count)() == 0
