@@ -1,4 +1,4 @@
-"""HTTP and WebSocket in one application: `daphne lensrelay.asgi:application` runs the whole server."""
+"""HTTP and WebSocket in one application; `python -m lensrelay.serve` runs it under daphne with our limits."""
 
 import os
 

@@ -18,6 +18,7 @@ from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
 from lensrelay.folders import content_doc_id, folder_create, mirror_folder
 from lensrelay.models import Document, Folder, YDoc, YUpdate
+from lensrelay.unicode_text import UnencodableText, refuse_unencodable
 from lensrelay.vaultpath import FolderPaths, InvalidPath, normalize_path, validate_relative_path
 
 logger = logging.getLogger(__name__)
@@ -61,6 +62,12 @@ def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, str]]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         rel_dir = Path(dirpath).relative_to(root)
+        for name in list(dirnames):
+            try:
+                refuse_unencodable(name, where="folder name")
+            except UnencodableText as exc:
+                dirnames.remove(name)  # and everything under it
+                report.skipped.append(str(exc))
         if rel_dir != Path("."):
             folders.append(normalize_path("/" + rel_dir.as_posix()))
         for name in sorted(filenames):
@@ -72,8 +79,12 @@ def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, str]]:
                 report.skipped.append(f"{rel} (another file has this name once NFC-normalised)")
                 continue
             try:
+                # An undecodable file name arrives as surrogates: refuse it by name before anything is stored.
+                refuse_unencodable(rel, where="file name")
                 validate_relative_path(rel)
                 files[rel] = (Path(dirpath) / name).read_bytes().decode("utf-8")
+            except UnencodableText as exc:
+                report.skipped.append(str(exc))
             except InvalidPath as exc:
                 report.skipped.append(f"{rel} ({exc})")
             except UnicodeDecodeError:
@@ -110,6 +121,7 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
     clients see the change; files never seen before become new documents."""
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a directory")
+    refuse_unencodable(folder_name, where="folder name")
     report = ImportReport()
     folders, files = _scan(root, report)
     folder = await store.db(_get_or_create_folder, folder_name)

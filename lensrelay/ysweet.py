@@ -18,6 +18,7 @@ from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store
 from lensrelay.folders import doc_scope
 from lensrelay.http_auth import bearer_token, unauthorized
+from lensrelay.http_limits import body_too_large, read_body
 from lensrelay.models import YDoc, new_doc_id
 from lensrelay.routing import DOC_ID
 
@@ -63,12 +64,17 @@ async def apply_update(request: HttpRequest, doc_id: str) -> HttpResponse:
         return JsonResponse(
             {"error": "This token may not write documents (edit or admin role needed)."}, status=403
         )
-    if len(request.body) > settings.LENSRELAY_MAX_FRAME_BYTES:
-        return JsonResponse({"error": "Update too large."}, status=413)
+    limit = settings.LENSRELAY_MAX_FRAME_BYTES
+    body = read_body(request, limit=limit)
+    if body is None:
+        return body_too_large(limit)
     try:
-        room.apply_update(request.body, "http")
-    except ValueError:
-        return JsonResponse({"error": "The body is not a valid Yjs update; nothing was applied."}, status=400)
+        room.apply_update(body, "http")
+    except ValueError as exc:
+        return JsonResponse(
+            {"error": "The body is not a valid Yjs update; nothing was applied.", "detail": str(exc)[:200]},
+            status=400,
+        )
     await room.flushed()
     return JsonResponse({"ok": True})
 
@@ -84,9 +90,12 @@ async def new_doc(request: HttpRequest) -> HttpResponse:
             {"error": "Creating standalone documents needs an edit or admin token not limited to folders."},
             status=403,
         )
+    raw = read_body(request, limit=settings.LENSRELAY_MAX_FRAME_BYTES)
+    if raw is None:
+        return body_too_large(settings.LENSRELAY_MAX_FRAME_BYTES)
     try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
+        body = json.loads(raw or b"{}")
+    except (ValueError, RecursionError):
         return JsonResponse({"error": "The body must be JSON."}, status=400)
     doc_id = body.get("docId") if isinstance(body, dict) else None
     if doc_id is None:

@@ -16,6 +16,7 @@ from ninja import NinjaAPI
 
 from lensrelay.auth import Access, aauthenticate_token
 from lensrelay.http_auth import bearer_token
+from lensrelay.http_limits import read_body
 from mcp_tools.transport import handshake, stateless
 from mcp_tools.transport.headers import (
     PROTOCOL_VERSION,
@@ -120,17 +121,7 @@ async def _post(request: HttpRequest, *, access: Access, version: str | None) ->
 
 
 def _read_body(request: HttpRequest) -> bytes | None:
-    """The body, or None when it is over the limit. Read from the stream (not `request.body`) so
-    Django's smaller DATA_UPLOAD_MAX_MEMORY_SIZE does not apply."""
-    limit = int(settings.LENSRELAY_MCP_MAX_BODY_BYTES)
-    try:
-        declared = int(request.headers.get("Content-Length") or 0)
-    except ValueError:
-        declared = 0
-    if declared > limit:
-        return None
-    body = request.read(limit + 1)
-    return None if len(body) > limit else body
+    return read_body(request, limit=int(settings.LENSRELAY_MCP_MAX_BODY_BYTES))
 
 
 def _id_or_none(value: Any) -> str | int | None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pycrdt import Doc, Subscription, TransactionEvent, merge_updates
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.rehearsal import Rehearsal, UpdateRefused, apply_or_refuse
 from lensrelay.sync import wire
 from lensrelay.sync.awareness import AwarenessStates
 
@@ -65,6 +66,8 @@ class Room:
         self._flush_task: asyncio.Task[None] | None = None
         self._waiters: list[asyncio.Future[None]] = []
         self._subscription: Subscription | None = None
+        self._rehearsal = Rehearsal(self.doc)
+        self._rehearsed = False
 
     # -- loading ---------------------------------------------------------------------------------------
 
@@ -94,14 +97,30 @@ class Room:
         self.last_used = time.monotonic()
 
     def apply_update(self, update: bytes, origin: object) -> None:
-        """Apply a binary update; raises ValueError (leaving the Doc untouched) if it does not decode."""
-        with self.transact(origin):
-            self.doc.apply_update(update)
+        """Apply a binary update all or nothing.
+
+        Raises UpdateRefused (a ValueError) if it does not decode or apply; the Doc, the log and the
+        clients then never see any of it.
+        """
+        self._rehearsal.attempt(update)
+        self._rehearsed = True
+        try:
+            with self.transact(origin):
+                apply_or_refuse(self.doc, update)
+        except UpdateRefused:
+            # Only if the rehearsal Doc had drifted from the live one: what did apply is logged and
+            # broadcast like any change, so the log, the peers and the clients still agree.
+            logger.error("update of %s passed its rehearsal but failed on the live doc", self.doc_id)
+            raise
+        finally:
+            self._rehearsed = False
 
     def _on_transaction(self, event: TransactionEvent) -> None:
         update = event.update
         if update == EMPTY_UPDATE:
             return
+        if not self._rehearsed:
+            self._rehearsal.follow(update)
         self._pending.append((update, self._origin))
         if self._flush_task is None or self._flush_task.done():
             # A task runs on the next loop turn, so every change of this turn goes out as one update.

@@ -86,7 +86,7 @@ class AwarenessStates:
                 raise AwarenessRefused(f"awareness state over {MAX_STATE_BYTES // 1024} KiB: not shared")
             try:
                 json.loads(state)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the parser goes
                 raise MalformedFrame("awareness state is not JSON") from exc
             entries.append((client_id, clock, state))
         if not reader.at_end():

@@ -149,8 +149,11 @@ class SyncConsumer(AsyncWebsocketConsumer):
         if bytes_data is None:
             await self.close(code=CLOSE_MALFORMED, reason="text frames are not part of the protocol")
             return
-        if len(bytes_data) > settings.LENSRELAY_MAX_FRAME_BYTES:
-            await self.close(code=CLOSE_TOO_LARGE, reason="frame too large")
+        limit = settings.LENSRELAY_MAX_FRAME_BYTES
+        if len(bytes_data) > limit:
+            # The launcher (lensrelay.serve) has daphne refuse these before they are even read; this
+            # catches them under any other ASGI server.
+            await self.close(code=CLOSE_TOO_LARGE, reason=f"frame too large: the limit is {limit} bytes")
             return
         try:
             await self._handle(bytes_data)
@@ -221,5 +224,5 @@ class SyncConsumer(AsyncWebsocketConsumer):
             return
         try:
             room.apply_update(update, self)
-        except ValueError as exc:
-            raise MalformedFrame("update does not decode") from exc
+        except ValueError as exc:  # UpdateRefused: nothing of it was applied
+            raise MalformedFrame("update refused, nothing applied") from exc

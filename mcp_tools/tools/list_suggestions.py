@@ -5,13 +5,18 @@ from typing import Literal
 from django.utils import timezone
 from pydantic import Field
 
+from lensrelay.vaultpath import MAX_PATH_CHARS
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, tool
 from suggestions.selectors import age, suggestions_of_token
 
 
 class ListSuggestionsArgs(ToolArgs):
-    path: str | None = Field(default=None, description="Only suggestions on this document or folder path")
+    path: str | None = Field(
+        default=None,
+        max_length=MAX_PATH_CHARS,
+        description="Only suggestions on this document or folder path",
+    )
     status: Literal["pending", "accepted", "rejected", "superseded", "stale"] | None = Field(
         default=None, description="Only suggestions with this status"
     )

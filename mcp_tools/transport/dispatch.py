@@ -15,6 +15,7 @@ from mcp_types import SERVER_INFO_META_KEY
 from mcp_types import methods as wire
 from pydantic import ValidationError
 
+from lensrelay.unicode_text import find_unencodable
 from mcp_tools import prompts, resources, sessions
 from mcp_tools.registry import Tool, ToolError
 from mcp_tools.transport import catalog
@@ -225,7 +226,13 @@ async def run_request(scope: CallScope, request: Request) -> dict[str, Any]:
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
         validate_params(request.method, scope.protocol_version, request.params)
-        result = await handler(scope, dict(request.params or {}))
+        problem = find_unencodable(request.params, where="params")
+        if problem is None:
+            result = await handler(scope, dict(request.params or {}))
+        elif request.method == "tools/call":
+            result = tool_failure(f"Refused, nothing was changed: {problem}.")
+        else:
+            raise RpcError(INVALID_PARAMS, f"Invalid params for {request.method}: {problem}.")
         if scope.era == "stateless":
             result = stateless_result(request.method, result)
         return result_response(request.id, result)

@@ -25,6 +25,8 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
+from lensrelay.unicode_text import find_unencodable
+
 __all__ = [
     "HEADER_MISMATCH",
     "INTERNAL_ERROR",
@@ -101,10 +103,19 @@ Message = Request | Notification | Reply | Invalid
 
 def decode_json(body: bytes) -> Any:
     try:
-        return json.loads(body)
+        decoded = json.loads(body)
     except (ValueError, RecursionError) as exc:
         # ValueError covers bad UTF-8 and huge integer literals too; RecursionError very deep nesting.
         raise RpcError(PARSE_ERROR, f"Parse error: the body is not valid JSON ({exc}).") from exc
+    for message in decoded if isinstance(decoded, list) else [decoded]:
+        if isinstance(message, dict):
+            # An id or method that is not valid Unicode could not even be echoed back; params are
+            # checked per method (a tool gets an isError result).
+            envelope = {key: value for key, value in message.items() if key != "params"}
+            problem = find_unencodable(envelope, where="the message")
+            if problem is not None:
+                raise RpcError(PARSE_ERROR, f"Parse error: {problem}.")
+    return decoded
 
 
 def _readable_id(obj: dict[str, Any]) -> RequestId | None:

@@ -27,7 +27,10 @@ class Command(BaseCommand):
             finally:
                 await store.close()
 
-        report = asyncio.run(run())
+        try:
+            report = asyncio.run(run())
+        except ValueError as exc:  # a folder name that cannot be stored: said before anything is
+            raise CommandError(str(exc)) from exc
         for skipped in report.skipped:
             self.stderr.write(f"skipped {skipped}")
         self.stdout.write(f"Imported {root} into {options['folder']!r}: {report.summary()}.")

@@ -1,0 +1,73 @@
+"""Run Lens Relay under daphne with the settings' frame limit: `python -m lensrelay.serve [daphne options]`.
+
+Plain daphne reads no Django setting for its WebSocket limits and drops any message over 1 MiB by cutting the
+TCP connection: y-websocket then reconnects and resends the same update forever. Here daphne's limit is
+LENSRELAY_MAX_FRAME_BYTES, and a message over it is closed with 4413 and a reason, which stops the client.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+APPLICATION = "lensrelay.asgi:application"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lensrelay.settings")
+    import django
+
+    django.setup()
+    from daphne.cli import CommandLineInterface
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if any(arg.startswith(("--websocket-max-message-size", "--websocket-max-frame-size")) for arg in args):
+        sys.exit(
+            "lensrelay.serve: the WebSocket limits come from LENSRELAY_MAX_FRAME_BYTES; set that instead."
+        )
+    cli = CommandLineInterface()
+    cli.server_class = _limited_server_class()
+    cli.run([*args, APPLICATION])
+
+
+def _limited_server_class() -> type:
+    from daphne.server import Server
+    from daphne.ws_protocol import WebSocketProtocol
+    from django.conf import settings
+
+    from lensrelay.sync.consumer import CLOSE_TOO_LARGE
+
+    limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)
+    if not hasattr(WebSocketProtocol, "_max_message_size_exceeded"):
+        raise RuntimeError(
+            "this autobahn has no _max_message_size_exceeded hook: the frame limit cannot be kept"
+        )
+
+    class LimitedWebSocketProtocol(WebSocketProtocol):  # type: ignore[misc]
+        def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int, reason: str) -> None:
+            # autobahn's hook for a message over the limit, called before its payload is read.
+            self.failByDrop = False  # a close frame the client can read, not a cut connection
+            self._fail_connection(CLOSE_TOO_LARGE, f"frame too large: the limit is {max_msg_size} bytes")
+
+    class LimitedServer(Server):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["websocket_max_message_size"] = limit
+            kwargs["websocket_max_frame_size"] = limit
+            super().__init__(*args, **kwargs)
+            then: Callable[[], object] | None = getattr(self, "ready_callable", None)
+
+            def ready() -> None:
+                # Called once run() has built the WebSocket factory, before the reactor starts.
+                self.ws_factory.protocol = LimitedWebSocketProtocol
+                if then is not None:
+                    then()
+
+            self.ready_callable = ready
+
+    return LimitedServer
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Text that can be stored: no unpaired surrogates.
+
+JSON may carry them ("\\udc80") and undecodable file names become them (os.fsdecode), but neither UTF-8,
+PostgreSQL, SQLite nor a Yjs document can hold one. Finding them before anything is stored turns what
+would be a database error halfway through a write into a clear refusal.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_SHOWN_CHARS = 60
+
+
+class UnencodableText(ValueError):
+    """Text holding an unpaired surrogate; the message names where and which."""
+
+
+def _describe(where: str, text: str, match: re.Match[str]) -> str:
+    shown = text[:_SHOWN_CHARS] + ("..." if len(text) > _SHOWN_CHARS else "")
+    return (
+        f"{where} contains an unpaired surrogate (U+{ord(match.group()):04X}) at character {match.start()}, "
+        f"which is not valid Unicode text: {shown!r}"
+    )
+
+
+def refuse_unencodable(text: str, *, where: str) -> str:
+    """Return `text` unchanged, or raise UnencodableText."""
+    match = _SURROGATE.search(text)
+    if match is not None:
+        raise UnencodableText(_describe(where, text, match))
+    return text
+
+
+def find_unencodable(value: Any, *, where: str = "value") -> str | None:
+    """Describe the first unpaired surrogate in a decoded JSON value (keys included), or None."""
+    if isinstance(value, str):
+        match = _SURROGATE.search(value)
+        return None if match is None else _describe(where, value, match)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = find_unencodable(key, where=f"a key of {where}") or find_unencodable(
+                item, where=f"{where}.{key}"
+            )
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = find_unencodable(item, where=f"{where}[{index}]")
+            if found:
+                return found
+    return None
