@@ -1,0 +1,71 @@
+"""Where work waits, for the admin's own pages (index, folder, document): counts and links to review."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.timesince import timesince
+
+from suggestions.selectors import (
+    documents_with_pending,
+    pending_by_folder,
+    pending_count_of_document,
+    pending_of_folder,
+)
+
+register = template.Library()
+
+CHANGELIST = "admin:suggestions_suggestion_changelist"
+
+
+def _review_url(doc_id: str) -> str:
+    return reverse("admin:suggestions_suggestion_review", args=[doc_id])
+
+
+@register.inclusion_tag("admin/suggestions/review/pending_overview.html")
+def pending_overview() -> dict[str, Any]:
+    now = timezone.now()
+    rows = [
+        {
+            "folder": row.folder_name,
+            "pending": row.pending,
+            "oldest": f"{timesince(row.oldest, now).split(',')[0]} ago",
+            "list_url": f"{reverse(CHANGELIST)}?folder__id__exact={row.folder_id}"
+            if row.folder_id
+            else reverse(CHANGELIST),
+        }
+        for row in pending_by_folder()
+    ]
+    first = documents_with_pending()
+    return {
+        "rows": rows,
+        "total": sum(r["pending"] for r in rows),
+        "start_url": _review_url(first[0]) if first else "",
+    }
+
+
+@register.inclusion_tag("admin/suggestions/review/document_pending.html")
+def document_pending(document: Any) -> dict[str, Any]:
+    return {
+        "pending": pending_count_of_document(doc_id=document.doc_id),
+        "review_url": _review_url(document.doc_id),
+        "list_url": f"{reverse(CHANGELIST)}?document__id__exact={document.pk}",
+    }
+
+
+@register.inclusion_tag("admin/suggestions/review/folder_pending.html")
+def folder_pending(folder_id: int) -> dict[str, Any]:
+    now = timezone.now()
+    return {
+        "suggestions": [
+            {
+                "suggestion": s,
+                "age": f"{timesince(s.created, now).split(',')[0]} ago",
+                "review_url": _review_url(s.doc_id),
+            }
+            for s in pending_of_folder(folder_id=folder_id)
+        ],
+    }
