@@ -15,9 +15,9 @@ HOSTILE = (
     "<script>alert(1)</script>",
     '<img src=x onerror="alert(1)">',
     "[click](javascript:alert(1))",
-    "<a href=\"javascript:alert(1)\">x</a>",
+    '<a href="javascript:alert(1)">x</a>',
     '<svg onload="alert(1)">',
-    "[[x\" onmouseover=\"alert(1)]]",
+    '[[x" onmouseover="alert(1)]]',
     "<iframe src=//evil.example></iframe>",
 )
 

@@ -61,7 +61,9 @@ async def test_without_the_review_permission_the_page_says_why(store: Any, fox: 
     page = (await viewer.get(review_url(fox.doc_id))).content.decode()
     assert 'id="no-review-reason"' in page and "Can review (accept or reject) suggestions" in page
     assert 'name="decision"' not in page and 'id="accept-all"' not in page
-    assert (await viewer.get(f"{CHANGELIST}document/{fox.doc_id}/decide-all/?decision=accept")).status_code == 403
+    assert (
+        await viewer.get(f"{CHANGELIST}document/{fox.doc_id}/decide-all/?decision=accept")
+    ).status_code == 403
     nobody = AsyncClient()
     assert (await nobody.get(review_url(fox.doc_id))).status_code == 302  # to the login page
 
@@ -72,10 +74,14 @@ async def test_the_state_endpoint_changes_version_when_an_assistant_suggests(
     await propose(store, fox, ("quick brown", "slow red"))
     first = json.loads((await reviewer.get(f"{review_url(fox.doc_id)}state/")).content)
     assert first["pending"] == 1 and "slow red" in first["html"]
-    same = json.loads((await reviewer.get(f"{review_url(fox.doc_id)}state/", {"since": first["version"]})).content)
+    same = json.loads(
+        (await reviewer.get(f"{review_url(fox.doc_id)}state/", {"since": first["version"]})).content
+    )
     assert same == {"version": first["version"], "pending": 1}  # nothing new: no HTML sent
     await propose(store, fox, ("lazy dog", "sleepy cat"))
-    after = json.loads((await reviewer.get(f"{review_url(fox.doc_id)}state/", {"since": first["version"]})).content)
+    after = json.loads(
+        (await reviewer.get(f"{review_url(fox.doc_id)}state/", {"since": first["version"]})).content
+    )
     assert after["version"] != first["version"] and after["pending"] == 2 and "sleepy cat" in after["html"]
 
 
@@ -92,7 +98,9 @@ async def test_a_decision_on_the_page_returns_to_it_and_unsafe_next_is_ignored(
         f"{CHANGELIST}{lazy.pk}/decide/", {"decision": "reject", "next": "https://evil.example/"}
     )
     assert response["Location"] == CHANGELIST  # nothing pending is left: the list
-    assert await raw_text(store, fox) == (ORIGINAL + "\nSee [[Welcome]].\n").replace("quick brown", "slow red")
+    assert await raw_text(store, fox) == (ORIGINAL + "\nSee [[Welcome]].\n").replace(
+        "quick brown", "slow red"
+    )
 
 
 async def test_after_a_decision_the_reviewer_lands_on_the_next_pending_suggestion(
@@ -117,7 +125,9 @@ async def test_accept_all_confirms_then_decides_the_document_with_one_summary(
     # the reviewer confirmed what they saw; a third suggestion arriving meanwhile is not swept along
     late = await propose(store, fox, ("jumps", "leaps"))
     acted = await reviewer.post(
-        url, {"decision": "accept", "post": "yes", "uid": [quick.uid, lazy.uid], "note": "all good"}, follow=True
+        url,
+        {"decision": "accept", "post": "yes", "uid": [quick.uid, lazy.uid], "note": "all good"},
+        follow=True,
     )
     assert messages_of(acted) == ["2 accepted"]
     assert {(await refreshed(s)).status for s in (quick, lazy)} == {"accepted"}
@@ -125,7 +135,9 @@ async def test_accept_all_confirms_then_decides_the_document_with_one_summary(
     assert (await refreshed(quick)).note == "all good"
 
 
-async def test_next_document_goes_to_the_one_waiting_longest(store: Any, fox: Any, reviewer: AsyncClient) -> None:
+async def test_next_document_goes_to_the_one_waiting_longest(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
     folder = await Folder.objects.aget(name="Lens")
     other = await document_create(store=store, folder=folder, path="/Other.md", text="Some other note.\n")
     await propose(store, other, ("other", "second"))
@@ -155,7 +167,9 @@ async def test_index_document_and_folder_pages_show_what_waits(store: Any, fox: 
     assert folder_page.count("Lens/Fox.md") == 2
 
 
-async def test_the_list_opens_on_pending_and_filters_by_document(store: Any, fox: Any, reviewer: AsyncClient) -> None:
+async def test_the_list_opens_on_pending_and_filters_by_document(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
     quick = await propose(store, fox, ("quick brown", "slow red"))
     await reviewer.post(f"{CHANGELIST}{quick.pk}/decide/", {"decision": "reject"})
     await propose(store, fox, ("lazy dog", "sleepy cat"))

@@ -35,9 +35,13 @@ class Listener:
         return found
 
 
-async def test_an_assistant_appears_with_a_cursor_and_leaves_after_a_while(store: Any, make_folder: Any) -> None:
+async def test_an_assistant_appears_with_a_cursor_and_leaves_after_a_while(
+    store: Any, make_folder: Any
+) -> None:
     folder = await sync_to_async(make_folder)("Lens")
-    document = await document_create(store=store, folder=folder, path="/Fox.md", text="The quick fox 🦊 jumps.")
+    document = await document_create(
+        store=store, folder=folder, path="/Fox.md", text="The quick fox 🦊 jumps."
+    )
     room = await store.get(document.doc_id)
     listener = Listener()
     room.join(listener)
