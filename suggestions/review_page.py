@@ -81,7 +81,10 @@ def _link_resolver(document: Document | None) -> Any:
     return resolve
 
 
-def _age(created: Any) -> str:
+def age_of(created: Any) -> str:
+    """ "3 hours ago", "just now": the largest unit only, as a reviewer scans it."""
+    if (timezone.now() - created).total_seconds() < 60:
+        return "just now"
     return f"{timesince(created, timezone.now()).split(',')[0]} ago"
 
 
@@ -100,7 +103,7 @@ def document_review(*, doc_id: str) -> DocumentReview:
         numbers.setdefault(uid, number)
         comments.setdefault(uid, change_summary(change)["comment"])
     cards = [
-        Card(s, numbers.get(s.uid), _age(s.created), s.uid in numbers, comments.get(s.uid) or s.comment)
+        Card(s, numbers.get(s.uid), age_of(s.created), s.uid in numbers, comments.get(s.uid) or s.comment)
         for s in pending
     ]
     fingerprint = hashlib.sha256(

@@ -6,9 +6,8 @@ from typing import Any
 
 from django import template
 from django.urls import reverse
-from django.utils import timezone
-from django.utils.timesince import timesince
 
+from suggestions.review_page import age_of
 from suggestions.selectors import (
     documents_with_pending,
     pending_by_folder,
@@ -27,12 +26,11 @@ def _review_url(doc_id: str) -> str:
 
 @register.inclusion_tag("admin/suggestions/review/pending_overview.html")
 def pending_overview() -> dict[str, Any]:
-    now = timezone.now()
     rows = [
         {
             "folder": row.folder_name,
             "pending": row.pending,
-            "oldest": f"{timesince(row.oldest, now).split(',')[0]} ago",
+            "oldest": age_of(row.oldest),
             "list_url": f"{reverse(CHANGELIST)}?folder__id__exact={row.folder_id}"
             if row.folder_id
             else reverse(CHANGELIST),
@@ -58,12 +56,11 @@ def document_pending(document: Any) -> dict[str, Any]:
 
 @register.inclusion_tag("admin/suggestions/review/folder_pending.html")
 def folder_pending(folder_id: int) -> dict[str, Any]:
-    now = timezone.now()
     return {
         "suggestions": [
             {
                 "suggestion": s,
-                "age": f"{timesince(s.created, now).split(',')[0]} ago",
+                "age": age_of(s.created),
                 "review_url": _review_url(s.doc_id),
             }
             for s in pending_of_folder(folder_id=folder_id)

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
 T = TypeVar("T")
@@ -153,3 +156,13 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> str:
     text = text_result(result)
     assert result.is_error is False, text
     return text
+
+
+@asynccontextmanager
+async def mcp_client(base_url: str, token: str) -> AsyncIterator[Client]:
+    """The official MCP SDK client on ``/mcp`` with a bearer token."""
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=MCP_TIMEOUT)
+    async with http:
+        transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
+        async with Client(transport) as client:
+            yield client

@@ -12,21 +12,19 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from playwright.sync_api import BrowserContext, Page
 
 from .browser import (
-    MCP_TIMEOUT,
     PASSWORD,
     AdminPage,
     BrowserThread,
     call,
+    mcp_client,
     signed_in_context,
 )
 from .conftest import YClientFactory
@@ -132,15 +130,8 @@ async def intern(review: Review, intern_context: BrowserContext) -> AsyncIterato
 # -- the assistant and the watcher ---------------------------------------------------------------------
 
 
-@asynccontextmanager
-async def assistant(review: Review) -> AsyncIterator[Client]:
-    http = httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {review.assistant_token}"}, timeout=MCP_TIMEOUT
-    )
-    async with http:
-        transport = streamable_http_client(f"{review.relay.http_url}/mcp", http_client=http)
-        async with Client(transport) as client:
-            yield client
+def assistant(review: Review) -> AbstractAsyncContextManager[Client]:
+    return mcp_client(review.relay.http_url, review.assistant_token)
 
 
 async def suggest(client: Client, title: str, old: str, new: str) -> str:
@@ -254,6 +245,9 @@ async def test_bulk_accept_through_the_confirmation_page(
 
     await editor.do(confirm)
     assert await editor.messages("success") == ["2 accepted"]  # one summary, not a banner per row
+    for uid in (uid_one, uid_two):
+        await editor.open_suggestion(uid)
+        assert await editor.field("status") == "Accepted"
     assert await editor.messages("error") == []
     expected_one = text_of("Bulk-one").replace("Another line.", "One more line.")
     expected_two = text_of("Bulk-two").replace("brown fox", "grey wolf")
