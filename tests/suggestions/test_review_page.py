@@ -47,7 +47,7 @@ async def test_the_page_shows_the_note_rendered_with_each_suggestion_in_place(
     assert f'<del class="sg sg-del" data-change="1" data-uid="{quick.uid}">quick brown</del>' in page
     assert f'<ins class="sg sg-ins" data-change="2" data-uid="{lazy.uid}">sleepy cat</ins>' in page
     assert 'class="wikilink"' in page and "/admin/lensrelay/document/" in page
-    assert page.count('class="card"') == 2 and "claude" in page and "ago" in page
+    assert page.count('class="card"') == 2 and "claude" in page and "just now" in page
     assert page.count('name="decision" value="accept"') == 2
     assert f'name="next" value="{review_url(fox.doc_id)}"' in page
     assert "As if all accepted" in page and "Without suggestions" in page
