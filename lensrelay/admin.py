@@ -124,7 +124,8 @@ class ApiTokenForm(forms.ModelForm):
 
     def clean_expires_at(self) -> Any:
         expires_at = self.cleaned_data.get("expires_at")
-        if expires_at is not None and expires_at <= timezone.now():
+        changed = self.instance.pk is None or "expires_at" in self.changed_data
+        if changed and expires_at is not None and expires_at <= timezone.now():
             raise forms.ValidationError("The expiry must be in the future.")
         return expires_at
 

@@ -129,12 +129,13 @@ def _wrapped(content: str, opening: str, closing: str, index: int) -> str:
     and reopened after a line's block syntax (``# ``, ``- ``, ``> ``) so Markdown still sees it."""
     number = chr(_INDEX_BASE + index)
     lines = content.split("\n")
-    pieces = []
+    pieces: list[str] = []
     for position, line in enumerate(lines):
         if not line:
             pieces.append(line)
             continue
-        prefix = _BLOCK_PREFIX_RE.match(line).group() if position > 0 else ""  # type: ignore[union-attr]
+        block = _BLOCK_PREFIX_RE.match(line) if position > 0 else None
+        prefix = block.group() if block is not None else ""
         body = line[len(prefix) :]
         pieces.append(prefix + (opening + number + body + closing + number if body else ""))
     return "\n".join(pieces)

@@ -7,7 +7,7 @@ from typing import Any
 from django import template
 from django.urls import reverse
 
-from suggestions.review_page import age_of
+from suggestions.review_page import age_of, document_review
 from suggestions.selectors import (
     documents_with_pending,
     pending_by_folder,
@@ -47,7 +47,9 @@ def pending_overview() -> dict[str, Any]:
 
 @register.inclusion_tag("admin/suggestions/review/document_pending.html")
 def document_pending(document: Any) -> dict[str, Any]:
+    """The pending count with a link to the review page, and the note rendered (suggestions as marks)."""
     return {
+        "review": document_review(doc_id=document.doc_id),
         "pending": pending_count_of_document(doc_id=document.doc_id),
         "review_url": _review_url(document.doc_id),
         "list_url": f"{reverse(CHANGELIST)}?document__id__exact={document.pk}",

@@ -266,6 +266,19 @@ async def test_an_editor_reviews_a_note_from_token_to_next_document(
         assert await editor.do(lambda page: page.locator(".card").count()) == 3
         await editor.shot("review-page")
 
+        # one suggestion's own page: whole words marked, the other suggestions shown as marks
+        def change_page(page: Page) -> str:
+            page.goto(f"{site.url}/admin/suggestions/suggestion/?q={third}")
+            with page.expect_navigation():
+                page.click("#result_list th.field-path a")
+            page.screenshot(path=str(SCREENSHOTS / "suggestion-change.png"), full_page=True)
+            return page.inner_text("#suggestion-review")
+
+        change = str(await editor.do(change_page))
+        assert "{--" not in change and "@@" not in change
+        assert await editor.do(lambda page: page.locator(".word-diff .flow > del").all_inner_texts()) == ["morning"]
+        await editor.goto(site.review_url("Three"))
+
         # the toggle shows the note as if all were accepted, or without the suggestions
         await editor.do(lambda page: page.check("input[name=view][value=accepted]"))
         accepted = await editor.do(lambda page: page.inner_text("#note-accepted"))

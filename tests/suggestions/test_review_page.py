@@ -160,6 +160,7 @@ async def test_index_document_and_folder_pages_show_what_waits(store: Any, fox: 
     assert f'href="{review_url(fox.doc_id)}"' in index  # start reviewing
     document = (await admin.get(f"/admin/lensrelay/document/{fox.pk}/change/")).content.decode()
     assert '<span id="document-pending-count">2</span>' in document
+    assert 'id="document-rendered"' in document and '<del class="sg sg-del"' in document
     assert f'href="{review_url(fox.doc_id)}"' in document
     folder_page = (await admin.get(f"/admin/lensrelay/folder/{folder.pk}/change/")).content.decode()
     assert "/Fox.md" in folder_page and "/Welcome.md" in folder_page
