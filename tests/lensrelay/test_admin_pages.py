@@ -4,6 +4,7 @@ offline API docs (``/api/documents`` without ``.md`` is checked against a live s
 from __future__ import annotations
 
 import html
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -11,9 +12,11 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.test import AsyncClient
+from django.utils import timezone
 
 from lensrelay.auth import authenticate_token
 from lensrelay.models import ApiToken, Folder
+from lensrelay.tokens import token_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -54,6 +57,31 @@ async def test_a_token_limited_to_a_folder_is_created_and_shown_once(
     assert raw not in again
     listing = (await staff.get("/admin/lensrelay/apitoken/")).content.decode()
     assert raw not in listing and "Lens" in listing
+
+
+async def test_an_existing_token_saves_its_changes_even_once_expired(
+    staff: AsyncClient, make_folder: Any
+) -> None:
+    lens = await sync_to_async(make_folder)("Lens")
+    token, _ = await sync_to_async(token_create)(name="old", role="view")
+    await ApiToken.objects.filter(pk=token.pk).aupdate(expires_at=timezone.now() - timedelta(days=1))
+    expired = await ApiToken.objects.aget(pk=token.pk)
+    assert expired.expires_at is not None
+    local = timezone.localtime(expired.expires_at)
+    response = await staff.post(
+        f"/admin/lensrelay/apitoken/{token.pk}/change/",
+        {
+            "name": "renamed",
+            "role": "view",
+            "folders": [lens.pk],
+            "expires_at_0": local.strftime("%Y-%m-%d"),
+            "expires_at_1": local.strftime("%H:%M:%S"),
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    saved = await ApiToken.objects.aget(pk=token.pk)
+    assert saved.name == "renamed"
+    assert [f.pk async for f in saved.folders.all()] == [lens.pk]
 
 
 async def test_a_token_for_all_folders_says_so(staff: AsyncClient, transactional_db: None) -> None:
