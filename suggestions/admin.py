@@ -14,10 +14,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
-from django.utils.timesince import timesince
 
 from suggestions import admin_views, review_page
 from suggestions.models import Suggestion
@@ -53,6 +51,18 @@ class StatusFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: QuerySet[Suggestion]) -> QuerySet[Suggestion]:
         value = self.value() or Suggestion.Status.PENDING
         return queryset if value == self.ALL else queryset.filter(status=value)
+
+
+def _hunk_preview(old: str, new: str) -> SafeString:
+    if old and new:
+        return format_html(
+            '<del class="suggestion-old">{}</del> → <ins class="suggestion-new">{}</ins>',
+            clip(old),
+            clip(new),
+        )
+    if new:
+        return format_html('+ <ins class="suggestion-new">{}</ins>', clip(new))
+    return format_html('<del class="suggestion-old">{}</del>', clip(old))
 
 
 @admin.register(Suggestion)
@@ -105,22 +115,21 @@ class SuggestionAdmin(admin.ModelAdmin):
             return format_html("move → {}", clip(obj.new_path))
         if obj.kind == Suggestion.Kind.DELETE:
             return format_html("<del>delete document</del>")
-        return format_html(
-            '<del class="suggestion-old">{}</del> → <ins class="suggestion-new">{}</ins>',
-            clip(obj.old_text),
-            clip(obj.new_text),
+        hunks = obj.hunks or [{"old": obj.old_text, "new": obj.new_text}]
+        return format_html_join(
+            " · ", "{}", ((_hunk_preview(h.get("old", ""), h.get("new", "")),) for h in hunks)
         )
 
     @admin.display(description="Age", ordering="created")
     def age(self, obj: Suggestion) -> str:
-        return f"{timesince(obj.created, timezone.now())} ago"
+        return review_page.age_of(obj.created)
 
     @admin.display(description="Review")
     def review_link(self, obj: Suggestion) -> SafeString | str:
         if not obj.is_pending:
             return ""
         url = reverse("admin:suggestions_suggestion_review", args=[obj.doc_id])
-        return format_html('<a class="button" href="{}">Review document</a>', url)
+        return format_html('<a class="button" style="white-space: nowrap" href="{}">Review document</a>', url)
 
     # -- the change page: diff in context, Accept / Reject ---------------------------------------------------
 

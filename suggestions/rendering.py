@@ -45,7 +45,6 @@ ALLOWED_ATTRIBUTES = {
     "sup": {"class", "data-uid", "data-change"},
     "td": {"style"},
     "th": {"style"},
-    "code": {"class"},
     "span": {"class"},
 }
 SAFE_URL_SCHEMES = {"http", "https", "mailto"}
@@ -55,12 +54,32 @@ LinkResolver = Callable[[str], "str | None"]
 
 @dataclass(frozen=True)
 class RenderedNote:
-    """The note three ways: with the suggestions in place, as if all were accepted, as if none were."""
+    """The note three ways: with the suggestions in place, as if all were accepted, as if none were.
+
+    ``numbers`` gives each change its mark's number: the changes of one suggestion share one.
+    """
 
     marked: str
     accepted: str
     rejected: str
     changes: list[Change]
+    numbers: list[int]
+
+    def number_of(self, uid: str) -> int | None:
+        for change, number in zip(self.changes, self.numbers, strict=True):
+            if suggestion_uid(change) == uid:
+                return number
+        return None
+
+
+def _numbers(changes: list[Change]) -> list[int]:
+    """1, 2, 3… in order of appearance, one number per suggestion id (changes without one count alone)."""
+    given: dict[str, int] = {}
+    numbers = []
+    for index, change in enumerate(changes):
+        uid = suggestion_uid(change) or f"#{index}"
+        numbers.append(given.setdefault(uid, len(given) + 1))
+    return numbers
 
 
 def suggestion_uid(change: Change) -> str:
@@ -108,6 +127,14 @@ def _renderer(resolve: LinkResolver | None) -> MarkdownIt:
     return md
 
 
+_FRONTMATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", flags=re.S)
+
+
+def _markdown_source(text: str) -> str:
+    """YAML frontmatter reads as a code block, not as a rule, a list and a heading."""
+    return _FRONTMATTER_RE.sub(lambda m: "```yaml\n" + (m.group(1) or "") + "```\n", text, count=1)
+
+
 def _sanitize(html: str) -> str:
     return nh3.clean(
         html,
@@ -121,7 +148,7 @@ def _sanitize(html: str) -> str:
 
 def markdown_html(text: str, *, resolve: LinkResolver | None = None) -> str:
     """Plain Markdown (no suggestions) as sanitized HTML."""
-    return _sanitize(_renderer(resolve).render(_STRAY_RE.sub("", text)))
+    return _sanitize(_renderer(resolve).render(_markdown_source(_STRAY_RE.sub("", text))))
 
 
 def _wrapped(content: str, opening: str, closing: str, index: int) -> str:
@@ -164,13 +191,13 @@ def _marked_source(raw: str, changes: list[Change]) -> str:
     )
 
 
-def _tags_for(changes: list[Change]) -> Callable[[re.Match[str]], str]:
+def _tags_for(changes: list[Change], numbers: list[int]) -> Callable[[re.Match[str]], str]:
     def tag(match: re.Match[str]) -> str:
         kind, index = match.group(1), ord(match.group(2)) - _INDEX_BASE
         if index >= len(changes):
             return ""
-        uid = suggestion_uid(changes[index])
-        attrs = f'data-change="{index + 1}" data-uid="{uid}"'  # digits and hex only: nothing to escape
+        uid, number = suggestion_uid(changes[index]), numbers[index]
+        attrs = f'data-change="{number}" data-uid="{uid}"'  # digits and an id checked by _safe_uid
         return {
             _DEL_OPEN: f'<del class="sg sg-del" {attrs}>',
             _DEL_CLOSE: "</del>",
@@ -178,7 +205,7 @@ def _tags_for(changes: list[Change]) -> Callable[[re.Match[str]], str]:
             _INS_CLOSE: "</ins>",
             _HL_OPEN: f'<mark class="sg sg-hl" {attrs}>',
             _HL_CLOSE: "</mark>",
-            _BADGE: f'<sup class="sg-badge" {attrs}>{index + 1}</sup>',
+            _BADGE: f'<sup class="sg-badge" {attrs}>{number}</sup>',
         }[kind]
 
     return tag
@@ -195,13 +222,15 @@ def render_note(raw: str, *, resolve: LinkResolver | None = None) -> RenderedNot
     clean = _STRAY_RE.sub("", raw)
     if len(clean) != len(raw):
         changes = [c for c in parse_changes(clean) if _safe_uid(c)]
-    html = md.render(_marked_source(clean, changes))
-    marked = _sanitize(_PLACEHOLDER_RE.sub(_tags_for(changes), html))
+    numbers = _numbers(changes)
+    html = md.render(_markdown_source(_marked_source(clean, changes)))
+    marked = _sanitize(_PLACEHOLDER_RE.sub(_tags_for(changes, numbers), html))
     return RenderedNote(
         marked=_STRAY_RE.sub("", marked),
-        accepted=_sanitize(md.render(build_accepted_view(clean).text)),
-        rejected=_sanitize(md.render(reject_all(clean))),
+        accepted=_sanitize(md.render(_markdown_source(build_accepted_view(clean).text))),
+        rejected=_sanitize(md.render(_markdown_source(reject_all(clean)))),
         changes=changes,
+        numbers=numbers,
     )
 
 

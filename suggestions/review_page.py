@@ -96,14 +96,17 @@ def document_review(*, doc_id: str) -> DocumentReview:
     path = document.user_path if document is not None else pending[0].path
     raw = persistence.stored_text(doc_id)
     rendered = render_note(raw, resolve=_link_resolver(document)) if raw is not None else None
-    numbers: dict[str, int] = {}
     comments: dict[str, str] = {}
-    for number, change in enumerate(rendered.changes if rendered else [], start=1):
-        uid = suggestion_uid(change)
-        numbers.setdefault(uid, number)
-        comments.setdefault(uid, change_summary(change)["comment"])
+    for change in rendered.changes if rendered else []:
+        comments.setdefault(suggestion_uid(change), change_summary(change)["comment"])
     cards = [
-        Card(s, numbers.get(s.uid), age_of(s.created), s.uid in numbers, comments.get(s.uid) or s.comment)
+        Card(
+            s,
+            rendered.number_of(s.uid) if rendered else None,
+            age_of(s.created),
+            s.uid in comments,
+            comments.get(s.uid) or s.comment,
+        )
         for s in pending
     ]
     fingerprint = hashlib.sha256(

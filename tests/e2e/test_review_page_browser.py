@@ -276,7 +276,8 @@ async def test_an_editor_reviews_a_note_from_token_to_next_document(
 
         change = str(await editor.do(change_page))
         assert "{--" not in change and "@@" not in change
-        assert await editor.do(lambda page: page.locator(".word-diff .flow > del").all_inner_texts()) == ["morning"]
+        struck = await editor.do(lambda page: page.locator(".word-diff .flow > del").all_inner_texts())
+        assert struck == ["morning"]
         await editor.goto(site.review_url("Three"))
 
         # the toggle shows the note as if all were accepted, or without the suggestions

@@ -174,7 +174,7 @@ async def test_changelist_shows_preview_age_and_filters_and_searches_text(
     assert (
         '<del class="suggestion-old">quick brown</del> → <ins class="suggestion-new">slow red</ins>' in page
     )
-    assert "Lens/Fox.md" in page and "ago" in page
+    assert "Lens/Fox.md" in page and "just now" in page
     for heading in ("By status", "By kind", "By folder", "By author", "By created"):
         assert heading in page, heading
     assert 'value="accept_selected"' in page and 'value="reject_selected"' in page

@@ -107,3 +107,20 @@ def test_any_text_renders_to_allowlisted_markup_only(pieces: list[str]) -> None:
         assert _tags(html) <= allowed, html
         assert not re.search(r"<[^>]+\son\w+\s*=", html), html
         assert not any("javascript:" in tag for tag in re.findall(r"<[^>]*>", html)), html
+
+
+def test_the_hunks_of_one_suggestion_share_its_number() -> None:
+    other = render_metadata("claude", 1, suggestion_id="other")
+    first, second = render_replacement("", "new ", META), render_replacement("c", "", META)
+    raw = f"{first}a b {second} {render_replacement('d', 'e', other)}\n"
+    note = render_note(raw)
+    assert note.numbers == [1, 1, 2]
+    assert note.number_of("abc123") == 1 and note.number_of("other") == 2 and note.number_of("none") is None
+    assert re.findall(r'<sup class="sg-badge"[^>]*>(\d)</sup>', note.marked) == ["1", "1", "2"]
+
+
+def test_frontmatter_reads_as_a_code_block() -> None:
+    note = render_note("---\ntags:\n  - a\nstatus: draft\n---\n# Title\n")
+    for html in (note.marked, note.accepted, note.rejected):
+        assert html.startswith("<pre><code>tags:\n  - a\nstatus: draft\n</code></pre>")
+        assert "<hr" not in html and "<h1>Title</h1>" in html
