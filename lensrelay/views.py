@@ -16,6 +16,5 @@ def home(request: HttpRequest) -> HttpResponse:
         "base": base,
         "ws_base": ws_base(request),
         "demo": settings.LENSRELAY_DEMO,
-        "demo_token_file": settings.DATA_DIR / "demo-token",
     }
     return render(request, "lensrelay/home.html", context)
