@@ -133,6 +133,12 @@ class SuggestionAdmin(admin.ModelAdmin):
 
     # -- the change page: diff in context, Accept / Reject ---------------------------------------------------
 
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        extra = {"no_review_reason": review_page.NO_REVIEW_REASON, **(extra_context or {})}
+        return super().changelist_view(request, extra)
+
     def get_urls(self) -> list[URLPattern]:
         decide = path(
             "<path:object_id>/decide/",

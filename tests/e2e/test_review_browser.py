@@ -350,4 +350,6 @@ async def test_staff_without_the_review_permission_sees_no_buttons(
 
     rows, actions = await intern.do(changelist)
     assert rows >= 1 and actions == 0
+    told = await intern.do(lambda page: page.inner_text("#changelist-no-review"))
+    assert "Can review (accept or reject) suggestions" in told
     assert "{++" in await person.text()  # still pending

@@ -235,7 +235,13 @@ async def test_an_editor_reviews_a_note_from_token_to_next_document(
         first = await suggest(assistant, three, "quick brown", "slow red", comment="More vivid.")
         # the person sees the assistant at work: a named presence with a cursor, gone a few seconds later
         state = await wait_for(lambda: assistant_presence(person), what="assistant presence")
-        assert isinstance(state, dict) and state["cursor"]["anchor"]["item"] is not None  # type: ignore[index]
+        assert isinstance(state, dict) and state["assistant"] is True
+        # the cursor is a Yjs relative position that the JS client resolves to the change
+        cursor = await person.resolve_position(state["cursor"]["anchor"])  # type: ignore[index]
+        text_now = await person.text()
+        assert cursor is not None and text_now.encode("utf-16-le")[2 * cursor :].decode(
+            "utf-16-le"
+        ).startswith("{--"), (cursor, text_now)
         second_uid = await suggest(assistant, three, "lazy dog", "sleepy cat")
         third = await suggest(assistant, three, "morning", "evening")
         await suggest(assistant, second, "waits for", "awaits")
