@@ -12,7 +12,9 @@ from django.test import AsyncClient
 from lensrelay.documents import document_create
 from lensrelay.models import Folder
 from lensrelay.tokens import token_create
+from suggestions.deciding import Decision
 from suggestions.models import Suggestion
+from suggestions.review_page import summary
 
 from .test_admin import CHANGELIST, ORIGINAL, client_for, messages_of, propose, raw_text, refreshed
 
@@ -181,3 +183,34 @@ async def test_the_list_opens_on_pending_and_filters_by_document(
     by_document = await reviewer.get(CHANGELIST, {"document__id__exact": fox.pk, "status": "all"})
     assert by_document.status_code == 200 and "2 suggestions" in by_document.content.decode()
     assert await Suggestion.objects.acount() == 2
+
+
+def test_the_summary_counts_outcomes_and_names_each_reason_once() -> None:
+    def row(uid: str, status: str) -> Suggestion:
+        return Suggestion(uid=uid, status=status)
+
+    decisions = [
+        Decision(row("a1", "accepted"), True),
+        Decision(row("a2", "accepted"), True),
+        Decision(row("s1", "stale"), False, "part of the suggestion's markup was edited away"),
+        Decision(row("s2", "stale"), False, "part of the suggestion's markup was edited away"),
+        Decision(row("r1", "rejected"), False, "suggestion is already rejected"),
+    ]
+    assert summary(decisions, accept=True) == (
+        "2 accepted, 2 stale: part of the suggestion's markup was edited away (s1, s2), "
+        "1 not decided: suggestion is already rejected (r1)"
+    )
+    assert summary([], accept=False) == "0 rejected"
+
+
+async def test_reject_all_restores_the_note(store: Any, fox: Any, reviewer: AsyncClient) -> None:
+    quick = await propose(store, fox, ("quick brown", "slow red"))
+    lazy = await propose(store, fox, ("lazy dog", "sleepy cat"))
+    url = f"{CHANGELIST}document/{fox.doc_id}/decide-all/"
+    confirm = (await reviewer.get(url, {"decision": "reject"})).content.decode()
+    assert "Yes, reject 2 suggestions" in confirm
+    acted = await reviewer.post(
+        url, {"decision": "reject", "post": "yes", "uid": [quick.uid, lazy.uid]}, follow=True
+    )
+    assert messages_of(acted) == ["2 rejected"]
+    assert await raw_text(store, fox) == ORIGINAL + "\nSee [[Welcome]].\n"
