@@ -60,6 +60,7 @@ class DocumentReview:
     rendered: RenderedNote | None
     cards: list[Card] = field(default_factory=list)
     version: str = ""
+    pending: int = 0
 
 
 def _link_resolver(document: Document | None) -> Any:
@@ -88,13 +89,20 @@ def age_of(created: Any) -> str:
     return f"{timesince(created, timezone.now()).split(',')[0]} ago"
 
 
-def document_review(*, doc_id: str) -> DocumentReview:
+def document_review(*, doc_id: str, unless_version: str | None = None) -> DocumentReview:
+    """What the review page shows. With ``unless_version``, an unchanged document skips the rendering
+    (``rendered`` is None, ``cards`` empty): the open page polls, and most polls find nothing new."""
     document = Document.objects.select_related("folder").filter(doc_id=doc_id).first()
     pending = pending_of_document(doc_id=doc_id)
     if document is None and not pending:
         raise Http404("No such document")
     path = document.user_path if document is not None else pending[0].path
     raw = persistence.stored_text(doc_id)
+    fingerprint = hashlib.sha256(
+        "\x00".join([raw or "", *(f"{s.uid}:{s.status}" for s in pending)]).encode()
+    ).hexdigest()[:16]
+    if fingerprint == unless_version:
+        return DocumentReview(doc_id, path, document, None, [], fingerprint, pending=len(pending))
     rendered = render_note(raw, resolve=_link_resolver(document)) if raw is not None else None
     comments: dict[str, str] = {}
     for change in rendered.changes if rendered else []:
@@ -109,10 +117,7 @@ def document_review(*, doc_id: str) -> DocumentReview:
         )
         for s in pending
     ]
-    fingerprint = hashlib.sha256(
-        "\x00".join([raw or "", *(f"{s.uid}:{s.status}" for s in pending)]).encode()
-    ).hexdigest()[:16]
-    return DocumentReview(doc_id, path, document, rendered, cards, fingerprint)
+    return DocumentReview(doc_id, path, document, rendered, cards, fingerprint, pending=len(pending))
 
 
 def _context(model_admin: SuggestionAdmin, request: HttpRequest, review: DocumentReview) -> dict[str, Any]:
@@ -149,9 +154,9 @@ def review_state_view(model_admin: SuggestionAdmin, request: HttpRequest, doc_id
     """What the open page polls: the version, and the live part of the page when it changed."""
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
-    review = document_review(doc_id=doc_id)
-    body: dict[str, Any] = {"version": review.version, "pending": len(review.cards)}
-    if request.GET.get("since") != review.version:
+    review = document_review(doc_id=doc_id, unless_version=request.GET.get("since"))
+    body: dict[str, Any] = {"version": review.version, "pending": review.pending}
+    if review.version != request.GET.get("since"):
         body["html"] = render_to_string(
             "admin/suggestions/review/live.html", _context(model_admin, request, review), request=request
         )
