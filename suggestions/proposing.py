@@ -298,9 +298,10 @@ async def suggestion_propose_edits(
     row.old_text = "\n…\n".join(r["old"] for r in records)
     row.new_text = "\n…\n".join(r["new"] for r in records)
     row.markup = "\n…\n".join(_markup_of(room_text(room), row.uid))
-    await show_assistant(room, name=proposer.author, index=_markup_start(room_text(room), row.uid))
     superseded = [uid for uid in _superseded_uids(groups) if uid != row.uid]
     await room.flushed()
+    # After the change went out, so clients know the text the cursor points into.
+    await show_assistant(room, name=proposer.author, index=_markup_start(room_text(room), row.uid))
     await store.db(_save_suggestion, row, superseded)
     replaced = sum(len(r["old"]) for r in records)
     return Outcome(row, occurrences, replaced, diff, new_view_text, superseded)
