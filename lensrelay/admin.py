@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
-from django.utils.html import format_html
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from lensrelay.docstore import persistence
 from lensrelay.folders import folder_create
@@ -17,6 +23,18 @@ from lensrelay.tokens import token_create, token_revoke, token_set_folders, toke
 from lensrelay.vaultpath import InvalidPath, normalize_path, validate_folder_name
 
 PREVIEW_CHARS = 4000
+LISTED_ROWS = 200
+
+admin.site.site_header = "Lens Relay"
+admin.site.site_title = "Lens Relay admin"
+admin.site.index_title = "Review suggestions, manage folders and tokens"
+
+
+def _rows_list(rows: list[tuple[str, str]], empty: str) -> SafeString:
+    if not rows:
+        return format_html('<span class="quiet">{}</span>', empty)
+    items = format_html_join("", '<li><a href="{}">{}</a></li>', rows)
+    return format_html('<ul class="related-rows">{}</ul>', items)
 
 
 class FolderForm(forms.ModelForm):
@@ -37,14 +55,28 @@ class FolderAdmin(admin.ModelAdmin):
     form = FolderForm
     list_display = ("name", "doc_id", "document_count", "created")
     search_fields = ("name",)
-    readonly_fields = ("doc_id", "created")
+    readonly_fields = ("doc_id", "created", "document_list", "token_list")
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:  # type: ignore[override]
-        return ["name"] if obj is None else ["name", "doc_id", "created"]
+        return ["name"] if obj is None else ["name", "doc_id", "created", "document_list", "token_list"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
         # Renaming changes every user-facing path; the folder doc's config keeps the original name.
-        return ("doc_id", "created") if obj is None else ("name", "doc_id", "created")
+        if obj is None:
+            return ("doc_id", "created")
+        return ("name", "doc_id", "created", "document_list", "token_list")
+
+    @admin.display(description="Documents in it")
+    def document_list(self, obj: Folder) -> SafeString:
+        documents = obj.documents.exclude(type="folder").order_by("path")[:LISTED_ROWS]
+        rows = [(reverse("admin:lensrelay_document_change", args=[d.pk]), d.path) for d in documents]
+        return _rows_list(rows, "No documents yet.")
+
+    @admin.display(description="Tokens limited to it")
+    def token_list(self, obj: Folder) -> SafeString:
+        tokens = obj.tokens.order_by("name")[:LISTED_ROWS]
+        rows = [(reverse("admin:lensrelay_apitoken_change", args=[t.pk]), str(t)) for t in tokens]
+        return _rows_list(rows, "None (tokens for all folders reach it too).")
 
     @admin.display(description="Documents")
     def document_count(self, obj: Folder) -> int:
@@ -85,13 +117,31 @@ class DocumentAdmin(admin.ModelAdmin):
         )
 
 
+class ApiTokenForm(forms.ModelForm):
+    class Meta:
+        model = ApiToken
+        fields = ("name", "role", "folders", "expires_at")
+        labels = {"folders": "Folders (none selected: all folders)"}
+        help_texts = {"folders": "Leave empty to reach every folder, including folders created later."}
+
+    def clean_expires_at(self) -> Any:
+        expires_at = self.cleaned_data.get("expires_at")
+        changed = self.instance.pk is None or "expires_at" in self.changed_data
+        if changed and expires_at is not None and expires_at <= timezone.now():
+            raise forms.ValidationError("The expiry must be in the future.")
+        return expires_at
+
+
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
+    form = ApiTokenForm
     list_display = ("name", "role", "scope", "prefix", "created", "expires_at", "last_used_at", "status")
     list_filter = ("role", "folders")
     search_fields = ("name", "prefix")
     filter_horizontal = ("folders",)
     actions = ("revoke_selected",)
+    # The raw value of a token created by a request, from save_model to the page that shows it once.
+    _raw_tokens: weakref.WeakKeyDictionary[HttpRequest, str] = weakref.WeakKeyDictionary()
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:  # type: ignore[override]
         if obj is None:
@@ -116,21 +166,43 @@ class ApiTokenAdmin(admin.ModelAdmin):
             # Through the service: a lowered role or a nearer expiry ends the token's MCP sessions.
             token_update(token=obj, name=obj.name, role=obj.role, expires_at=obj.expires_at)
             return
-        token, raw = token_create(name=obj.name, role=obj.role)
-        token.expires_at = obj.expires_at
-        token.save(update_fields=["expires_at"])
-        obj.pk = token.pk
+        token, raw = token_create(name=obj.name, role=obj.role, folders=form.cleaned_data.get("folders", []))
+        if obj.expires_at is not None:
+            token.expires_at = obj.expires_at
+            token.save(update_fields=["expires_at"])
+        # The form's instance becomes the saved token, so the admin's log entry and redirect name it.
+        obj.pk, obj._state = token.pk, token._state
         obj.token_hash, obj.prefix, obj.created = token.token_hash, token.prefix, token.created
-        messages.warning(
-            request,
-            format_html("Token created. Copy it now, it will not be shown again: <code>{}</code>", raw),
-        )
+        self._raw_tokens[request] = raw
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiToken, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        raw = self._raw_tokens.pop(request, None)
+        if raw is None:
+            return super().response_add(request, obj, post_url_continue)
+        base = (settings.LENSRELAY_PUBLIC_URL or request.build_absolute_uri("/")).rstrip("/")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Token {obj.name} created",
+            "token": obj,
+            "raw": raw,
+            "scope": self.scope(obj),
+            "mcp_command": (
+                f'claude mcp add --transport http lens {base}/mcp --header "Authorization: Bearer {raw}"'
+            ),
+            "changelist_url": reverse("admin:lensrelay_apitoken_changelist"),
+        }
+        response = TemplateResponse(request, "admin/lensrelay/apitoken/created.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
-        # Folders go through the service too: losing one closes the token's sockets on it and ends its
-        # MCP sessions.
-        token = ApiToken.objects.get(pk=form.instance.pk)  # the saved row (a new one came from token_create)
-        token_set_folders(token=token, folders=form.cleaned_data.get("folders") or ())
+        # On creation token_create already set the folders, in the same transaction. A change goes through
+        # the service: losing a folder closes the token's sockets on it and ends its MCP sessions.
+        if change:
+            token_set_folders(token=form.instance, folders=form.cleaned_data.get("folders") or ())
         for formset in formsets:
             self.save_formset(request, form, formset, change=change)
 

@@ -41,6 +41,11 @@ def ws_base(request: HttpRequest) -> str:
     return f"{scheme}://{request.get_host()}"
 
 
+def _with_md(path: str) -> list[str]:
+    """A path as given, and with ``.md`` when it has none: MCP tools accept both, so does the API."""
+    return [path] if path.lower().endswith(".md") else [path, f"{path}.md"]
+
+
 @api.get("/folders", response=list[FolderOut], summary="Folders the token can see")
 async def list_folders(request: HttpRequest) -> list[FolderOut]:
     access = request_access(request)
@@ -73,9 +78,9 @@ async def list_documents(
             if folder is None and "/" in path.lstrip("/"):
                 # A user-facing path names its folder first: "Lens/Notes/Ideas.md".
                 name, _, rest = path.lstrip("/").partition("/")
-                documents = documents.filter(folder__name=name, path=f"/{rest}")
+                documents = documents.filter(folder__name=name, path__in=_with_md(f"/{rest}"))
             else:
-                documents = documents.filter(path=wanted)
+                documents = documents.filter(path__in=_with_md(wanted))
         return [
             DocumentOut(
                 path=d.user_path, folder=d.folder.name, doc_id=d.doc_id, ws_url=f"{base}/d/{d.doc_id}/ws"

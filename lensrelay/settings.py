@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "ninja",  # its templates and static files: /api/docs works offline
     "lensrelay",
     "suggestions",
     "mcp_tools",

@@ -14,12 +14,10 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
-from django.utils.timesince import timesince
 
-from suggestions import admin_views
+from suggestions import admin_views, review_page
 from suggestions.models import Suggestion
 
 PREVIEW_CHARS = 40
@@ -31,11 +29,56 @@ def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+class StatusFilter(admin.SimpleListFilter):
+    """Status, opening on "Pending": reviewers come for what waits; "All" shows every row."""
+
+    title = "status"
+    parameter_name = "status"
+    ALL = "all"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [*Suggestion.Status.choices, (self.ALL, "All")]
+
+    def choices(self, changelist: Any) -> Any:
+        current = self.value() or Suggestion.Status.PENDING
+        for value, label in self.lookup_choices:
+            yield {
+                "selected": current == value,
+                "query_string": changelist.get_query_string({self.parameter_name: value}),
+                "display": label,
+            }
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Suggestion]) -> QuerySet[Suggestion]:
+        value = self.value() or Suggestion.Status.PENDING
+        return queryset if value == self.ALL else queryset.filter(status=value)
+
+
+def _hunk_preview(old: str, new: str) -> SafeString:
+    if old and new:
+        return format_html(
+            '<del class="suggestion-old">{}</del> → <ins class="suggestion-new">{}</ins>',
+            clip(old),
+            clip(new),
+        )
+    if new:
+        return format_html('+ <ins class="suggestion-new">{}</ins>', clip(new))
+    return format_html('<del class="suggestion-old">{}</del>', clip(old))
+
+
 @admin.register(Suggestion)
 class SuggestionAdmin(admin.ModelAdmin):
-    list_display = ("path", "kind", "status", "preview", "author", "age", "decided_by")
+    list_display = ("path", "kind", "status", "preview", "author", "age", "decided_by", "review_link")
     list_display_links = ("path",)
-    list_filter = ("status", "kind", "folder", "author", "created", "decided_at")
+    list_filter = (
+        StatusFilter,
+        "kind",
+        "folder",
+        ("document", admin.RelatedOnlyFieldListFilter),
+        "author",
+        "created",
+        "decided_at",
+    )
+    ordering = ("path", "created")
     list_select_related = ("folder", "decided_by")
     search_fields = ("path", "new_path", "old_text", "new_text", "note", "comment", "uid")
     actions = ("accept_selected", "reject_selected")
@@ -87,17 +130,29 @@ class SuggestionAdmin(admin.ModelAdmin):
             return format_html("move → {}", clip(obj.new_path))
         if obj.kind == Suggestion.Kind.DELETE:
             return format_html("<del>delete document</del>")
-        return format_html(
-            '<del class="suggestion-old">{}</del> → <ins class="suggestion-new">{}</ins>',
-            clip(obj.old_text),
-            clip(obj.new_text),
+        hunks = obj.hunks or [{"old": obj.old_text, "new": obj.new_text}]
+        return format_html_join(
+            " · ", "{}", ((_hunk_preview(h.get("old", ""), h.get("new", "")),) for h in hunks)
         )
 
     @admin.display(description="Age", ordering="created")
     def age(self, obj: Suggestion) -> str:
-        return f"{timesince(obj.created, timezone.now())} ago"
+        return review_page.age_of(obj.created)
+
+    @admin.display(description="Review")
+    def review_link(self, obj: Suggestion) -> SafeString | str:
+        if not obj.is_pending:
+            return ""
+        url = reverse("admin:suggestions_suggestion_review", args=[obj.doc_id])
+        return format_html('<a class="button" style="white-space: nowrap" href="{}">Review document</a>', url)
 
     # -- the change page: diff in context, Accept / Reject ---------------------------------------------------
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        extra = {"no_review_reason": review_page.NO_REVIEW_REASON, **(extra_context or {})}
+        return super().changelist_view(request, extra)
 
     def get_urls(self) -> list[URLPattern]:
         decide = path(
@@ -105,7 +160,33 @@ class SuggestionAdmin(admin.ModelAdmin):
             self.admin_site.admin_view(self.decide_view),
             name="suggestions_suggestion_decide",
         )
-        return [decide, *super().get_urls()]
+        review = [
+            path(
+                "document/<str:doc_id>/review/",
+                self.admin_site.admin_view(self.review_view),
+                name="suggestions_suggestion_review",
+            ),
+            path(
+                "document/<str:doc_id>/review/state/",
+                self.admin_site.admin_view(self.review_state_view),
+                name="suggestions_suggestion_review_state",
+            ),
+            path(
+                "document/<str:doc_id>/decide-all/",
+                self.admin_site.admin_view(self.decide_all_view),
+                name="suggestions_suggestion_decide_all",
+            ),
+        ]
+        return [decide, *review, *super().get_urls()]
+
+    def review_view(self, request: HttpRequest, doc_id: str) -> HttpResponse:
+        return review_page.review_view(self, request, doc_id)
+
+    def review_state_view(self, request: HttpRequest, doc_id: str) -> HttpResponse:
+        return review_page.review_state_view(self, request, doc_id)
+
+    def decide_all_view(self, request: HttpRequest, doc_id: str) -> HttpResponse:
+        return review_page.decide_all_view(self, request, doc_id)
 
     def decide_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         return admin_views.decide_view(self, request, object_id)
@@ -124,6 +205,8 @@ class SuggestionAdmin(admin.ModelAdmin):
             extra["can_decide"] = suggestion.is_pending and self.has_review_permission(request)
             extra["decide_url"] = reverse("admin:suggestions_suggestion_decide", args=[suggestion.pk])
             extra["note_max_chars"] = admin_views.NOTE_MAX_CHARS
+            extra["review_url"] = reverse("admin:suggestions_suggestion_review", args=[suggestion.doc_id])
+            extra["no_review_reason"] = review_page.NO_REVIEW_REASON
         return super().change_view(request, object_id, form_url, extra)
 
     # -- bulk actions ------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ comes from assistants and documents from anyone who can edit them.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import escape, format_html
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.docstore import persistence
@@ -33,10 +33,14 @@ from suggestions.criticmarkup import (
     apply_spans,
     own_changes,
     parse,
+    parse_changes,
     reject_edits,
 )
 from suggestions.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
+from suggestions.diff import word_hunks
 from suggestions.models import Suggestion
+from suggestions.review_page import summary
+from suggestions.selectors import next_pending_suggestion
 
 if TYPE_CHECKING:
     from suggestions.admin import SuggestionAdmin
@@ -45,7 +49,6 @@ CONTENTS = "contents"
 NOTE_MAX_CHARS = 2000
 CONTEXT_CHARS = 160
 CONTEXT_LINES = 3
-DIFF_WRAP_COLUMN = 72
 BEFORE_LABEL = "Without this suggestion (rejected)"
 AFTER_LABEL = "With this suggestion (accepted)"
 _OPENING_WIDTH = 3  # "{++", "{--", "{~~", "{==", "{>>"
@@ -65,18 +68,61 @@ def _printable(text: str) -> str:
     return text.replace("\x00", "\ufffd").replace("\x01", "\ufffd")
 
 
+def marks_html(text: str) -> SafeString:
+    """Escaped text in which other suggestions show as marks (struck through, underlined), not markup."""
+    pieces: list[SafeString] = []
+    position = 0
+    for change in parse_changes(text):
+        pieces.append(escape(text[position : change.start]))
+        author = change.author or "someone"
+        pieces.append(
+            format_html(
+                '<span class="other-suggestion" title="Another pending suggestion, by {}">{}{}</span>',
+                author,
+                format_html("<del>{}</del>", change.old) if change.old else "",
+                format_html("<ins>{}</ins>", change.new) if change.new and change.kind != "highlight" else "",
+            )
+        )
+        position = change.end
+    pieces.append(escape(text[position:]))
+    return mark_safe("".join(pieces))  # every piece was escaped above
+
+
+def _trimmed(text: str, *, lines_before: bool, lines_after: bool) -> str:
+    """Unchanged text between changes, cut to CONTEXT_LINES lines next to each change."""
+    lines = text.split("\n")
+    keep = CONTEXT_LINES + 1
+    if len(lines) <= 2 * keep:
+        return text
+    head = lines[:keep] if lines_after else []
+    tail = lines[-keep:] if lines_before else []
+    return "\n".join([*head, "⋯", *tail])
+
+
 def diff_table(before: str, after: str, *, context: bool) -> SafeString:
-    """A side-by-side line diff; difflib escapes the lines, and the labels are escaped here."""
-    table = difflib.HtmlDiff(tabsize=4, wrapcolumn=DIFF_WRAP_COLUMN).make_table(
-        _printable(before).splitlines(),
-        _printable(after).splitlines(),
-        fromdesc=escape(BEFORE_LABEL),
-        todesc=escape(AFTER_LABEL),
-        context=context,
-        numlines=CONTEXT_LINES,
+    """The text without and with the suggestion as one flow: whole words struck through or underlined,
+    wrapped to the page, other suggestions shown as marks. ``context`` keeps only lines near changes."""
+    hunks = word_hunks(_printable(before), _printable(after))
+    before = _printable(before)
+    pieces: list[SafeString] = []
+    position = 0
+    for number, hunk in enumerate([*hunks, None]):
+        end = hunk.start if hunk is not None else len(before)
+        same = before[position:end]
+        if context:
+            same = _trimmed(same, lines_before=hunk is not None, lines_after=number > 0)
+        pieces.append(format_html('<span class="same">{}</span>', marks_html(same)))
+        if hunk is not None:
+            pieces.append(format_html("<del>{}</del>", hunk.old) if hunk.old else mark_safe(""))
+            pieces.append(format_html("<ins>{}</ins>", hunk.new) if hunk.new else mark_safe(""))
+            position = hunk.end
+    return format_html(
+        '<div class="diff word-diff"><p class="legend"><del>{}</del> <ins>{}</ins></p>'
+        '<div class="flow">{}</div></div>',
+        BEFORE_LABEL,
+        AFTER_LABEL,
+        mark_safe("".join(pieces)),  # every piece was escaped by format_html
     )
-    # difflib escaped every line; the labels are escaped above.
-    return mark_safe(table)
 
 
 def _line_start(raw: str, index: int) -> int:
@@ -97,6 +143,17 @@ def _clip(context: str, *, keep: str) -> str:
     if len(context) <= CONTEXT_CHARS:
         return context
     return "…" + context[-CONTEXT_CHARS:] if keep == "end" else context[:CONTEXT_CHARS] + "…"
+
+
+def _context_html(text: str, *, keep: str) -> SafeString:
+    """Context around a change, clipped only outside other suggestions' marks (shown whole, as marks)."""
+    changes = parse_changes(text)
+    if not changes:
+        return format_html("{}", _clip(text, keep=keep))
+    first, last = changes[0].start, changes[-1].end
+    before = _clip(text[:first], keep="end") if keep in ("end", "both") else text[:first]
+    after = _clip(text[last:], keep="start") if keep in ("start", "both") else text[last:]
+    return format_html("{}{}{}", before, marks_html(text[first:last]), after)
 
 
 def _change_html(change: Change) -> SafeString:
@@ -126,10 +183,10 @@ def inline_lines(raw: str, group: Sequence[Change]) -> SafeString:
     pieces: list[SafeString] = []
     position = _line_start(raw, group[0].start)
     for number, change in enumerate(group):
-        context = _clip(without_metadata(raw[position : change.start]), keep="end" if number == 0 else "both")
+        context = _context_html(raw[position : change.start], keep="end" if number == 0 else "both")
         pieces += [format_html('<span class="context">{}</span>', context), _change_html(change)]
         position = change.end
-    tail = _clip(without_metadata(raw[position : _line_end(raw, position)]), keep="start")
+    tail = _context_html(raw[position : _line_end(raw, position)], keep="start")
     pieces.append(format_html('<span class="context">{}</span>', tail))
     return mark_safe("".join(pieces))  # every piece was escaped by format_html
 
@@ -219,7 +276,19 @@ def decide_view(model_admin: SuggestionAdmin, request: HttpRequest, object_id: s
     decide = suggestion_accept if choice == "accept" else suggestion_reject
     decision = decide(suggestion=suggestion, user=request.user, note=_note(request))
     report(model_admin, request, [decision], accept=choice == "accept")
-    return redirect(reverse("admin:suggestions_suggestion_change", args=[suggestion.pk]))
+    return redirect(after_decision_url(request, suggestion))
+
+
+def after_decision_url(request: HttpRequest, decided: Suggestion) -> str:
+    """Where the reviewer lands: the page they came from (``next``), else the next pending suggestion,
+    else the list of what is still pending."""
+    wanted = request.POST.get("next", "")
+    if wanted and url_has_allowed_host_and_scheme(wanted, {request.get_host()}, request.is_secure()):
+        return wanted
+    following = next_pending_suggestion(after=decided)
+    if following is not None:
+        return reverse("admin:suggestions_suggestion_change", args=[following.pk])
+    return reverse("admin:suggestions_suggestion_changelist")
 
 
 def bulk_decide(
@@ -231,7 +300,8 @@ def bulk_decide(
         decisions = suggestion_bulk(
             suggestions=suggestions, user=request.user, accept=accept, note=_note(request)
         )
-        report(model_admin, request, decisions, accept=accept)
+        level = messages.SUCCESS if all(d.ok for d in decisions) else messages.WARNING
+        model_admin.message_user(request, summary(decisions, accept=accept), level)
         return None
     opts = model_admin.opts
     context: dict[str, Any] = {

@@ -22,6 +22,7 @@ from lensrelay.docstore.store import DocStore
 from lensrelay.documents import document_create
 from lensrelay.models import Document, Folder
 from lensrelay.paths import DocEntry, path_index
+from lensrelay.sync.presence import show_assistant
 from lensrelay.texts import CONTENTS, room_text
 from suggestions.accepted_view import AcceptedView, build_accepted_view
 from suggestions.criticmarkup import (
@@ -299,9 +300,16 @@ async def suggestion_propose_edits(
     row.markup = "\n…\n".join(_markup_of(room_text(room), row.uid))
     superseded = [uid for uid in _superseded_uids(groups) if uid != row.uid]
     await room.flushed()
+    # After the change went out, so clients know the text the cursor points into.
+    await show_assistant(room, name=proposer.author, index=_markup_start(room_text(room), row.uid))
     await store.db(_save_suggestion, row, superseded)
     replaced = sum(len(r["old"]) for r in records)
     return Outcome(row, occurrences, replaced, diff, new_view_text, superseded)
+
+
+def _markup_start(raw: str, uid: str) -> int:
+    changes = own_changes(raw, uid)
+    return changes[0].start if changes else 0
 
 
 def _markup_of(raw: str, uid: str) -> list[str]:

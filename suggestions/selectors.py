@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db.models import Count, Min, QuerySet
 
 from suggestions.accepted_view import build_accepted_view
 from suggestions.models import Suggestion
@@ -83,3 +84,72 @@ def pending_in_text(raw: str) -> list[PendingLine]:
 def _clip(text: str, limit: int = 80) -> str:
     flat = text.replace("\n", "⏎")
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# -- what is waiting for review ----------------------------------------------------------------------------
+
+
+def pending_suggestions() -> QuerySet[Suggestion]:
+    return Suggestion.objects.filter(status=Suggestion.Status.PENDING)
+
+
+@dataclass(frozen=True)
+class FolderPending:
+    folder_id: int | None
+    folder_name: str
+    pending: int
+    oldest: datetime
+
+
+def pending_by_folder() -> list[FolderPending]:
+    """Pending counts per folder, with the oldest pending suggestion's time; busiest folders first."""
+    rows = (
+        pending_suggestions()
+        .values("folder_id", "folder__name")
+        .annotate(pending=Count("id"), oldest=Min("created"))
+        .order_by("-pending", "folder__name")
+    )
+    return [
+        FolderPending(r["folder_id"], r["folder__name"] or "(deleted folder)", r["pending"], r["oldest"])
+        for r in rows
+    ]
+
+
+def pending_count_of_document(*, doc_id: str) -> int:
+    return pending_suggestions().filter(doc_id=doc_id).count()
+
+
+def pending_of_document(*, doc_id: str) -> list[Suggestion]:
+    return list(pending_suggestions().filter(doc_id=doc_id).order_by("created"))
+
+
+def pending_of_folder(*, folder_id: int, limit: int = 100) -> list[Suggestion]:
+    return list(pending_suggestions().filter(folder_id=folder_id).order_by("created")[:limit])
+
+
+def documents_with_pending() -> list[str]:
+    """Doc ids with pending suggestions, the one waiting longest first."""
+    rows = pending_suggestions().values("doc_id").annotate(oldest=Min("created")).order_by("oldest", "doc_id")
+    return [r["doc_id"] for r in rows]
+
+
+def next_document_with_pending(*, after_doc_id: str | None = None) -> str | None:
+    """The document to review after ``after_doc_id``: the next in waiting order, wrapping around; never
+    ``after_doc_id`` itself."""
+    queue = documents_with_pending()
+    if after_doc_id in queue:
+        position = queue.index(after_doc_id)
+        queue = queue[position + 1 :] + queue[:position]
+    return queue[0] if queue else None
+
+
+def next_pending_suggestion(*, after: Suggestion) -> Suggestion | None:
+    """Where a reviewer goes after deciding ``after``: the same document's next pending suggestion, else
+    the oldest pending one of the next document."""
+    same = pending_suggestions().filter(doc_id=after.doc_id).exclude(pk=after.pk).order_by("created").first()
+    if same is not None:
+        return same
+    doc_id = next_document_with_pending(after_doc_id=after.doc_id)
+    if doc_id is None:
+        return None
+    return pending_suggestions().filter(doc_id=doc_id).order_by("created").first()

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import pytest
 
 from . import liveserver
+from .browser import CHROMIUM, BrowserThread
 from .liveserver import LiveServer
 from .relay import Relay, Template, migrated_template, new_relay_server
 from .yclient import DEFAULT_TIMEOUT, NODE_DIR, NODE_MODULES, YClient
@@ -139,3 +140,21 @@ def relay(
         yield Relay(server, relay_db_template.tokens)
     finally:
         server.stop()
+
+
+# --------------------------------------------------------------------- headless Chromium, one per module
+
+
+@pytest.fixture(scope="module")
+def browser_thread() -> Iterator[BrowserThread]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: install it (Debian: `apt-get install -y chromium`).",
+            pytrace=False,
+        )
+    thread = BrowserThread()
+    thread.start()
+    try:
+        yield thread
+    finally:
+        thread.close()

@@ -287,6 +287,11 @@ class YClient:
         states: dict[str, Any] = await self.call("awarenessStates")
         return {int(client_id): state for client_id, state in states.items()}
 
+    async def resolve_position(self, position: Any) -> int | None:
+        """The UTF-16 index in ``contents`` a Yjs relative position (its JSON form) points at, if any."""
+        found = await self.call("resolvePosition", position=position)
+        return int(found["index"]) if found and found["type"] == "contents" else None
+
     async def wait_awareness(self, count: int, *, timeout: float = DEFAULT_TIMEOUT) -> dict[int, Any]:
         """Wait until at least ``count`` awareness states (own included) are known."""
         states: dict[str, Any] = await self.call(

@@ -110,7 +110,7 @@ def test_without_metadata_keeps_the_marks_and_drops_the_author_prefix() -> None:
     assert without_metadata(raw) == "a {--old--}{++new++} b {>>hm<<}"
 
 
-def test_changes_on_one_line_show_together_and_other_marks_lose_their_metadata() -> None:
+def test_changes_on_one_line_show_together_and_other_suggestions_show_as_marks() -> None:
     mine = render_metadata("claude", 1, suggestion_id="mine")
     other = render_metadata("gpt", 2, suggestion_id="other")
     raw = (
@@ -127,7 +127,8 @@ def test_changes_on_one_line_show_together_and_other_marks_lose_their_metadata()
     assert first == (
         '<span class="context">The </span><del>quick</del><ins>slow</ins>'
         '<span class="context"> fox &amp; </span><del>lazy</del><ins>sleepy</ins>'
-        '<span class="context"> dog near {--x--}{++y++}.</span>'
+        '<span class="context"> dog near <span class="other-suggestion" '
+        'title="Another pending suggestion, by gpt"><del>x</del><ins>y</ins></span>.</span>'
     )
     second = str(inline_lines(raw, groups[1]))
     assert second.startswith('<span class="context">Last </span><del>end</del><ins>close</ins>')
@@ -139,6 +140,22 @@ def test_diff_table_escapes_the_lines() -> None:
     assert "<script>" not in table
     assert "&lt;script&gt;" in table
     assert "Without this suggestion" in table and "With this suggestion" in table
+
+
+def test_diff_table_highlights_whole_words_and_keeps_only_nearby_lines() -> None:
+    before = "".join(f"line {n}\n" for n in range(30)) + "The stored value is kept.\n"
+    after = before.replace("stored value", "saved value")
+    table = str(diff_table(before, after, context=True))
+    assert "<del>stored</del><ins>saved</ins>" in table  # never s[tored] / s[aved]
+    assert "line 0\n" not in table and "line 29" in table and "⋯" in table
+
+
+def test_diff_table_shows_other_suggestions_as_marks_not_markup() -> None:
+    other = render_metadata("gpt", 2, suggestion_id="other")
+    text = f"Keep {render_replacement('old', 'new', other)} here.\nThe fox.\n"
+    table = str(diff_table(text, text.replace("fox", "wolf"), context=True))
+    assert "{--" not in table and "@@" not in table
+    assert '<span class="other-suggestion"' in table and "<del>fox</del><ins>wolf</ins>" in table
 
 
 # -- changelist --------------------------------------------------------------------------------------------
@@ -157,7 +174,7 @@ async def test_changelist_shows_preview_age_and_filters_and_searches_text(
     assert (
         '<del class="suggestion-old">quick brown</del> → <ins class="suggestion-new">slow red</ins>' in page
     )
-    assert "Lens/Fox.md" in page and "ago" in page
+    assert "Lens/Fox.md" in page and "just now" in page
     for heading in ("By status", "By kind", "By folder", "By author", "By created"):
         assert heading in page, heading
     assert 'value="accept_selected"' in page and 'value="reject_selected"' in page
@@ -185,7 +202,8 @@ async def test_change_page_shows_the_diff_in_context_and_the_decision_form(
         '<span class="context">The </span><del>quick brown</del><ins>slow red</ins>'
         '<span class="context"> fox jumps over the lazy dog.</span>'
     ) in page
-    assert 'class="diff"' in page and "Without this suggestion (rejected)" in page
+    assert 'class="diff word-diff"' in page and "Without this suggestion (rejected)" in page
+    assert f'href="/admin/suggestions/suggestion/document/{fox.doc_id}/review/"' in page
     assert 'id="suggestion-accept"' in page and 'id="suggestion-reject"' in page
     assert f'action="{decide_url(suggestion)}"' in page
     assert 'name="note"' in page and "csrfmiddlewaretoken" in page
@@ -226,8 +244,10 @@ async def test_accept_on_the_change_page_settles_the_document_and_records_the_re
     entry = await LogEntry.objects.select_related("user").aget(object_id=str(suggestion.pk))
     assert entry.action_flag == CHANGE and entry.user.username == "rita"
     assert entry.change_message == "Accepted the suggestion: nice"
+    # nothing else is pending: the reviewer lands on the (pending) list
+    assert response.redirect_chain[-1][0] == CHANGELIST
     # a decided suggestion shows what it proposed, and no buttons
-    page = response.content.decode()
+    page = (await reviewer.get(change_url(suggestion))).content.decode()
     assert 'id="suggestion-accept"' not in page
     assert "no longer in the document" in page
 
@@ -392,7 +412,9 @@ async def test_bulk_accept_confirms_first_then_reports_each_outcome(
     await reviewer.post(decide_url(done), {"decision": "reject"}, follow=True)
     selected = [quick.pk, lazy.pk, done.pk]
 
-    confirm = await reviewer.post(CHANGELIST, {"action": "accept_selected", "_selected_action": selected})
+    # the list opens on pending suggestions; the reviewer chose "All" to see the rejected one too
+    everything = f"{CHANGELIST}?status=all"
+    confirm = await reviewer.post(everything, {"action": "accept_selected", "_selected_action": selected})
     assert confirm.status_code == 200
     page = confirm.content.decode()
     assert "Accept the selected suggestions?" in page
@@ -404,15 +426,13 @@ async def test_bulk_accept_confirms_first_then_reports_each_outcome(
     assert (await refreshed(quick)).status == "pending"  # nothing happened yet
 
     acted = await reviewer.post(
-        CHANGELIST,
+        everything,
         {"action": "accept_selected", "_selected_action": selected, "post": "yes", "note": "batch ok"},
         follow=True,
     )
     assert acted.status_code == 200
     assert messages_of(acted) == [
-        f"Accepted the edit of Lens/Fox.md ({quick.uid}).",
-        f"Accepted the edit of Lens/Fox.md ({lazy.uid}).",
-        f"Could not accept the edit of Lens/Fox.md ({done.uid}): suggestion is already rejected by rita.",
+        f"2 accepted, 1 not decided: suggestion is already rejected by rita ({done.uid})",
     ]
     assert await raw_text(store, fox) == ORIGINAL.replace("quick", "slow").replace("lazy", "sleepy")
     for pending in (quick, lazy):
@@ -431,6 +451,6 @@ async def test_bulk_reject_through_its_confirmation(store: Any, fox: Any, review
     acted = await reviewer.post(
         CHANGELIST, {"action": "reject_selected", "_selected_action": selected, "post": "yes"}, follow=True
     )
-    assert len(messages_of(acted)) == 2 and all(m.startswith("Rejected the edit") for m in messages_of(acted))
+    assert messages_of(acted) == ["2 rejected"]
     assert await raw_text(store, fox) == ORIGINAL
     assert {(await refreshed(s)).status for s in (quick, lazy)} == {"rejected"}

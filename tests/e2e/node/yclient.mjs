@@ -194,6 +194,11 @@ const commands = {
       () => `${awareness.getStates().size} awareness states, wanted ${count}: ${JSON.stringify(awarenessStates())}`)
   },
   awarenessStates () { return awarenessStates() },
+  // Where a Yjs relative position (JSON, as cursors travel in awareness) points in this client's text.
+  resolvePosition ({ position }) {
+    const absolute = Y.createAbsolutePositionFromRelativePosition(Y.createRelativePositionFromJSON(position), doc)
+    return absolute === null ? null : { index: absolute.index, type: absolute.type === textOf() ? 'contents' : null }
+  },
   setAwareness ({ state }) { awareness.setLocalState(state ?? null); return null },
   stateVector () { return toBase64(Y.encodeStateVector(doc)) },
   encodeState ({ stateVector }) {

@@ -1,0 +1,210 @@
+"""The review page of one document: the note rendered with its pending suggestions in place, a card per
+suggestion with Accept / Reject, Accept all / Reject all, and the next document waiting for review.
+
+Views stay thin: the page's content comes from ``document_review`` (a plain function of the stored text
+and the rows), decisions from the services in ``suggestions.deciding``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
+from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.timesince import timesince
+
+from lensrelay.docstore import persistence
+from lensrelay.links.resolve import LinkIndex, LinkTarget
+from lensrelay.models import Document
+from suggestions.deciding import Decision, suggestion_bulk
+from suggestions.models import Suggestion
+from suggestions.rendering import RenderedNote, change_summary, render_note, suggestion_uid
+from suggestions.selectors import next_document_with_pending, pending_of_document
+
+if TYPE_CHECKING:
+    from suggestions.admin import SuggestionAdmin
+
+NOTE_MAX_CHARS = 2000
+POLL_MILLISECONDS = 1500
+NO_REVIEW_REASON = (
+    "You can read this review, but deciding needs the permission “Can review (accept or reject) "
+    "suggestions”. Ask an administrator to grant it."
+)
+
+
+@dataclass
+class Card:
+    """One pending suggestion beside the note."""
+
+    suggestion: Suggestion
+    number: int | None  # its mark's number in the note, None when it has no mark (move, delete)
+    age: str
+    in_note: bool
+    comment: str
+
+
+@dataclass
+class DocumentReview:
+    doc_id: str
+    path: str
+    document: Document | None
+    rendered: RenderedNote | None
+    cards: list[Card] = field(default_factory=list)
+    version: str = ""
+    pending: int = 0
+
+
+def _link_resolver(document: Document | None) -> Any:
+    """Wikilinks resolve within the note's own folder, to that document's admin page."""
+    if document is None:
+        return None
+    siblings = Document.objects.filter(folder_id=document.folder_id, type="markdown")
+    rows = list(siblings.select_related("folder"))
+    index = LinkIndex(LinkTarget(folder=d.folder.name, path=d.path) for d in rows)
+    by_target = {LinkTarget(folder=d.folder.name, path=d.path): d.pk for d in rows}
+    source = LinkTarget(folder=document.folder.name, path=document.path)
+
+    def resolve(target: str) -> str | None:
+        found = index.resolve(source=source, target=target).target if target else None
+        if found is None or found not in by_target:
+            return None
+        return reverse("admin:lensrelay_document_change", args=[by_target[found]])
+
+    return resolve
+
+
+def age_of(created: Any) -> str:
+    """ "3 hours ago", "just now": the largest unit only, as a reviewer scans it."""
+    if (timezone.now() - created).total_seconds() < 60:
+        return "just now"
+    return f"{timesince(created, timezone.now()).split(',')[0]} ago"
+
+
+def document_review(*, doc_id: str, unless_version: str | None = None) -> DocumentReview:
+    """What the review page shows. With ``unless_version``, an unchanged document skips the rendering
+    (``rendered`` is None, ``cards`` empty): the open page polls, and most polls find nothing new."""
+    document = Document.objects.select_related("folder").filter(doc_id=doc_id).first()
+    pending = pending_of_document(doc_id=doc_id)
+    if document is None and not pending:
+        raise Http404("No such document")
+    path = document.user_path if document is not None else pending[0].path
+    raw = persistence.stored_text(doc_id)
+    fingerprint = hashlib.sha256(
+        "\x00".join([raw or "", *(f"{s.uid}:{s.status}" for s in pending)]).encode()
+    ).hexdigest()[:16]
+    if fingerprint == unless_version:
+        return DocumentReview(doc_id, path, document, None, [], fingerprint, pending=len(pending))
+    rendered = render_note(raw, resolve=_link_resolver(document)) if raw is not None else None
+    comments: dict[str, str] = {}
+    for change in rendered.changes if rendered else []:
+        comments.setdefault(suggestion_uid(change), change_summary(change)["comment"])
+    cards = [
+        Card(
+            s,
+            rendered.number_of(s.uid) if rendered else None,
+            age_of(s.created),
+            s.uid in comments,
+            comments.get(s.uid) or s.comment,
+        )
+        for s in pending
+    ]
+    return DocumentReview(doc_id, path, document, rendered, cards, fingerprint, pending=len(pending))
+
+
+def _context(model_admin: SuggestionAdmin, request: HttpRequest, review: DocumentReview) -> dict[str, Any]:
+    can_decide = model_admin.has_review_permission(request)
+    return {
+        "review": review,
+        "can_decide": can_decide,
+        "no_review_reason": "" if can_decide else NO_REVIEW_REASON,
+        "note_max_chars": NOTE_MAX_CHARS,
+        "here": reverse("admin:suggestions_suggestion_review", args=[review.doc_id]),
+    }
+
+
+def review_view(model_admin: SuggestionAdmin, request: HttpRequest, doc_id: str) -> HttpResponse:
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+    review = document_review(doc_id=doc_id)
+    following = next_document_with_pending(after_doc_id=doc_id)
+    context = {
+        **model_admin.admin_site.each_context(request),
+        **_context(model_admin, request, review),
+        "opts": model_admin.opts,
+        "title": f"Review {review.path}",
+        "state_url": reverse("admin:suggestions_suggestion_review_state", args=[doc_id]),
+        "next_url": reverse("admin:suggestions_suggestion_review", args=[following]) if following else "",
+        "decide_all_url": reverse("admin:suggestions_suggestion_decide_all", args=[doc_id]),
+        "poll_ms": POLL_MILLISECONDS,
+    }
+    request.current_app = model_admin.admin_site.name
+    return TemplateResponse(request, "admin/suggestions/review/document.html", context)
+
+
+def review_state_view(model_admin: SuggestionAdmin, request: HttpRequest, doc_id: str) -> HttpResponse:
+    """What the open page polls: the version, and the live part of the page when it changed."""
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+    review = document_review(doc_id=doc_id, unless_version=request.GET.get("since"))
+    body: dict[str, Any] = {"version": review.version, "pending": review.pending}
+    if review.version != request.GET.get("since"):
+        body["html"] = render_to_string(
+            "admin/suggestions/review/live.html", _context(model_admin, request, review), request=request
+        )
+    return JsonResponse(body)
+
+
+# -- Accept all / Reject all ----------------------------------------------------------------------------
+
+
+def summary(decisions: Sequence[Decision], *, accept: bool) -> str:
+    """One line for many decisions: "5 accepted, 1 stale: part of the suggestion's markup was edited away"."""
+    done = sum(1 for d in decisions if d.ok)
+    parts = [f"{done} {'accepted' if accept else 'rejected'}"]
+    failures: dict[tuple[str, str], list[str]] = {}
+    for decision in decisions:
+        if not decision.ok:
+            label = "stale" if decision.suggestion.status == Suggestion.Status.STALE else "not decided"
+            failures.setdefault((label, decision.reason), []).append(decision.suggestion.uid)
+    for (label, reason), uids in failures.items():
+        parts.append(f"{len(uids)} {label}: {reason} ({', '.join(uids)})")
+    return ", ".join(parts)
+
+
+def decide_all_view(model_admin: SuggestionAdmin, request: HttpRequest, doc_id: str) -> HttpResponse:
+    """GET: confirm; POST ``post=yes``: decide every pending suggestion of the document, then one summary."""
+    if not model_admin.has_review_permission(request):
+        raise PermissionDenied
+    accept = request.POST.get("decision", request.GET.get("decision")) == "accept"
+    review = document_review(doc_id=doc_id)
+    back = reverse("admin:suggestions_suggestion_review", args=[doc_id])
+    if request.method == "POST" and request.POST.get("post") == "yes":
+        chosen = set(request.POST.getlist("uid"))
+        suggestions = [c.suggestion for c in review.cards if c.suggestion.uid in chosen]
+        note = request.POST.get("note", "").strip()[:NOTE_MAX_CHARS]
+        decisions = suggestion_bulk(suggestions=suggestions, user=request.user, accept=accept, note=note)
+        level = messages.SUCCESS if all(d.ok for d in decisions) else messages.WARNING
+        model_admin.message_user(request, summary(decisions, accept=accept), level)
+        return redirect(back)
+    verb = "accept" if accept else "reject"
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "title": f"{verb.capitalize()} every pending suggestion in {review.path}?",
+        "review": review,
+        "accept": accept,
+        "verb": verb,
+        "back": back,
+        "note_max_chars": NOTE_MAX_CHARS,
+    }
+    request.current_app = model_admin.admin_site.name
+    return TemplateResponse(request, "admin/suggestions/review/decide_all.html", context)

@@ -1,0 +1,170 @@
+"""The README's quick start, run as written on a fresh clone against a fresh server.
+
+Every block of the "Quick start" section runs: ``./scripts/serve`` (with ``LENSRELAY_SKIP_INSTALL=1`` so it
+reuses this virtualenv instead of installing into it, and a free ``PORT``), the shell commands from the
+clone's directory, and the JavaScript snippet saved as the README says, with Node. Two things differ from a
+reader's machine and nothing else: the port (``127.0.0.1:8000`` becomes the free one) and ``npm install``,
+whose packages are the ones the e2e tests installed (linked, not downloaded again).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from pycrdt import Doc, Text
+
+from .liveserver import free_port
+from .yclient import NODE_MODULES
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 120.0
+OUTPUT_TIMEOUT = 20.0
+DEFAULT_ADDRESS = "127.0.0.1:8000"
+# The test process's own settings must not leak into the reader's fresh server.
+_PRIVATE_ENV = ("LENSRELAY_DATA_DIR", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "TOKEN")
+
+
+def quick_start(readme: Path) -> list[tuple[str, str]]:
+    """The (language, code) blocks of the README's "Quick start" section, in order."""
+    section = readme.read_text(encoding="utf-8").split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S)
+
+
+def commands(code: str) -> list[str]:
+    return [line for line in code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+@pytest.fixture
+def clone(tmp_path: Path, node_modules: Path) -> Path:
+    target = tmp_path / "lens-relay"
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(target)], check=True)
+    (target / ".venv").symlink_to(Path(sys.prefix))
+    return target
+
+
+def reader_env(port: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _PRIVATE_ENV}
+    env.update(PORT=str(port), LENSRELAY_SKIP_INSTALL="1")
+    return env
+
+
+@pytest.fixture
+def served(clone: Path) -> Iterator[tuple[Path, int]]:
+    """``./scripts/serve`` from the clone, as the quick start's first block says."""
+    [(language, code), *_] = quick_start(clone / "README.md")
+    assert (language, commands(code)) == ("bash", ["./scripts/serve"])
+    port = free_port()
+    log = (clone / "serve.log").open("w")
+    server = subprocess.Popen(
+        ["bash", "-c", code], cwd=clone, env=reader_env(port), stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"./scripts/serve did not come up:\n{(clone / 'serve.log').read_text()}")
+            time.sleep(0.3)
+        yield clone, port
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+        log.close()
+
+
+def _read_until(process: subprocess.Popen[str], wanted: str, seen: list[str]) -> None:
+    deadline = time.monotonic() + OUTPUT_TIMEOUT
+    assert process.stdout is not None
+    os.set_blocking(process.stdout.fileno(), False)
+    while wanted not in "".join(seen):
+        line = process.stdout.readline()
+        if line:
+            seen.append(line)
+            continue
+        if process.poll() is not None or time.monotonic() > deadline:
+            stderr = process.stderr.read() if process.stderr else ""
+            raise AssertionError(f"never printed {wanted!r}; stdout: {''.join(seen)!r}; stderr: {stderr}")
+        time.sleep(0.1)
+
+
+def _append_live(base: str, token: str, doc_id: str, addition: str) -> None:
+    """Another client's edit: the document's state, one appended line, posted back as an update."""
+    headers = {"Authorization": f"Bearer {token}"}
+    state = httpx.get(f"{base}/d/{doc_id}/as-update", headers=headers, timeout=10)
+    assert state.status_code == 200
+    doc: Doc = Doc()
+    doc.apply_update(state.content)
+    before = doc.get_state()
+    text = doc.get("contents", type=Text)
+    text += addition
+    posted = httpx.post(
+        f"{base}/d/{doc_id}/update", headers=headers, content=doc.get_update(before), timeout=10
+    )
+    assert posted.status_code in (200, 204), posted.text
+
+
+def test_every_quick_start_command_and_snippet_runs_as_written(served: tuple[Path, int]) -> None:
+    clone, port = served
+    blocks = quick_start(clone / "README.md")
+    assert [language for language, _ in blocks] == ["bash", "bash", "js", "bash"]
+    (_, serve), (_, find), (_, snippet), (_, watch) = blocks
+    env = reader_env(port)
+    here = f"127.0.0.1:{port}"
+
+    # the demo token is where the README says
+    token = (clone / "data" / "demo-token").read_text().strip()
+    assert token.startswith("lr_") and "data/demo-token" in find
+
+    # find a document: the commands of the second block, in one shell, as typed
+    found = subprocess.run(
+        ["bash", "-e", "-c", find.replace(DEFAULT_ADDRESS, here)],
+        cwd=clone, env=env, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    [document] = json.loads(found.stdout)
+    assert document["path"] == "Lens/Welcome.md" and document["ws_url"].startswith(f"ws://{here}/d/")
+
+    # save the snippet as the README says, then run the last block (npm's packages are linked, not fetched)
+    saved_as = re.search(r"save this as `([\w.-]+)`", (clone / "README.md").read_text()).group(1)  # type: ignore[union-attr]
+    (clone / saved_as).write_text(snippet.replace(DEFAULT_ADDRESS, here), encoding="utf-8")
+    install, run = commands(watch)
+    assert install.split()[:2] == ["npm", "install"]
+    for package in install.split()[2:]:
+        assert (NODE_MODULES / package / "package.json").is_file(), package
+    (clone / "node_modules").symlink_to(NODE_MODULES)
+    exports = "\n".join(line for line in commands(find) if line.startswith("export "))
+    watcher = subprocess.Popen(
+        ["bash", "-c", f"{exports}\n{run}"], cwd=clone, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        seen: list[str] = []
+        welcome = (REPO / "lensrelay" / "demo_vault" / "Welcome.md").read_text(encoding="utf-8")
+        _read_until(watcher, welcome.splitlines()[-1], seen)
+        # "edit the document from another client and it prints the new text"
+        _append_live(f"http://{here}", token, document["doc_id"], "Written by another client.\n")
+        _read_until(watcher, "Written by another client.", seen)
+    finally:
+        os.killpg(watcher.pid, signal.SIGTERM)
+        watcher.wait(timeout=10)
+    assert serve.strip() == "./scripts/serve"
