@@ -206,11 +206,25 @@ def _link_moves(
     }
 
 
+def _one_move_at_a_time(store: DocStore) -> asyncio.Lock:
+    return asyncio.Lock()
+
+
 async def move_entries(
     store: DocStore, *, source: FolderRef, target: FolderRef, old: str, new: str, folder: bool
 ) -> MoveReport:
     """Move a document or a sub-folder (``folder``) from ``source`` at ``old`` to ``target`` at
-    ``new`` (folder-relative paths), rewriting links everywhere. Raises MoveRefused, changing nothing."""
+    ``new`` (folder-relative paths), rewriting links everywhere. Raises MoveRefused, changing nothing.
+
+    Moves of one process run one at a time: each plans against the whole vault's links, so two in flight
+    (a reviewer accepting several at once) would each find the folder changed by the other."""
+    async with store.attached(_one_move_at_a_time):
+        return await _move_entries(store, source=source, target=target, old=old, new=new, folder=folder)
+
+
+async def _move_entries(
+    store: DocStore, *, source: FolderRef, target: FolderRef, old: str, new: str, folder: bool
+) -> MoveReport:
     index = path_index(store)
     await index.ensure()
     source_room = await store.get(source.doc_id)
