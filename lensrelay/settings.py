@@ -149,7 +149,7 @@ LENSRELAY_SEMANTIC_DEBOUNCE_SECONDS = _env_float("LENSRELAY_SEMANTIC_DEBOUNCE_SE
 # CPU threads the model may use: the default leaves the other cores to sync and requests.
 LENSRELAY_SEMANTIC_THREADS = int(os.environ.get("LENSRELAY_SEMANTIC_THREADS", "1"))
 # Hybrid `search` adds notes found only by meaning when their similarity reaches this.
-LENSRELAY_SEMANTIC_MIN_SCORE = _env_float("LENSRELAY_SEMANTIC_MIN_SCORE", 0.3)
+LENSRELAY_SEMANTIC_MIN_SCORE = _env_float("LENSRELAY_SEMANTIC_MIN_SCORE", 0.22)
 
 # The MCP endpoint (mcp_tools).
 LENSRELAY_MCP_MAX_BODY_BYTES = int(os.environ.get("LENSRELAY_MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024)))

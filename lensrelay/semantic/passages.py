@@ -33,7 +33,11 @@ class Passage:
 
     def embedding_text(self, title: str) -> str:
         """What the model reads: the note's title and heading trail give a passage its context."""
-        context = " > ".join(part for part in (title, self.heading) if part)
+        # A note's first heading often repeats its title: say it once.
+        heading = self.heading
+        if heading == title or heading.startswith(f"{title} > "):
+            heading = heading[len(title) :].removeprefix(" > ")
+        context = " > ".join(part for part in (title, heading) if part)
         return f"{context}\n{self.text}" if context else self.text
 
     def digest(self, title: str) -> str:
