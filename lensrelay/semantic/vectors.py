@@ -130,8 +130,12 @@ def stale_notes(*, folder_id: int | None, model: str) -> tuple[list[str], list[s
         or entry[2] < row.modified
         or entry[3] != model
     ]
-    gone = [doc_id for doc_id in stored if doc_id not in current]
-    return outdated, gone
+    # Embedded here but no longer a note here: moved to another folder (embed it again) or gone.
+    elsewhere = [doc_id for doc_id in stored if doc_id not in current]
+    moved = set(
+        Document.objects.filter(doc_id__in=elsewhere, type="markdown").values_list("doc_id", flat=True)
+    )
+    return outdated + sorted(moved), [doc_id for doc_id in elsewhere if doc_id not in moved]
 
 
 def passages_signature(*, model: str) -> tuple[int, int]:

@@ -18,7 +18,9 @@ __all__ = ["semantic"]
 pytestmark = pytest.mark.django_db(transaction=True)
 
 RESULT = re.compile(r"^## (.*) \((.*)\)$", re.M)
-STOP = set("a an the of to at in on for with from into and or how my our your is are be by without after that".split())
+STOP = set(
+    "a an the of to at in on for with from into and or how my our your is are be by without after that".split()
+)
 
 
 def ranked(text: str) -> list[str]:
@@ -85,7 +87,9 @@ async def test_a_result_names_the_passage_lines_that_read_opens(vault: Any, call
     assert location, lines[3]
     start, end = int(location[2]), int(location[3] or location[2])
     excerpt = lines[4]
-    opened, error = await call("read", {"file_path": "Vault/Home/Sleep hygiene.md", "offset": start, "limit": end - start + 1})
+    opened, error = await call(
+        "read", {"file_path": "Vault/Home/Sleep hygiene.md", "offset": start, "limit": end - start + 1}
+    )
     assert not error
     shown = " ".join(line.split("\t", 1)[1] for line in opened.splitlines() if "\t" in line)
     assert excerpt.split(" …")[0] in " ".join(shown.split())
@@ -97,7 +101,9 @@ async def test_filters_path_and_limit_narrow_the_results(vault: Any, call: Any) 
     assert set(ranked(text)) == {"Vault/Home/Budget spreadsheet.md", "Vault/Home/Tax return checklist.md"}
     text, _ = await call("semantic_search", {"query": "saving money", "path": "Vault/Team", "limit": 4})
     assert len(ranked(text)) == 4 and all(p.startswith("Vault/Team/") for p in ranked(text))
-    text, _ = await call("semantic_search", {"query": "saving money", "filters": {"tags": ["nothing-has-this"]}})
+    text, _ = await call(
+        "semantic_search", {"query": "saving money", "filters": {"tags": ["nothing-has-this"]}}
+    )
     assert text == 'No results for "saving money".'
 
 
@@ -115,7 +121,10 @@ async def test_bad_input_is_a_clear_error(vault: Any, call: Any) -> None:
 async def test_a_scoped_token_never_sees_other_folders(vault: Any, call: Any) -> None:
     private = await vault.db(folder_create, name="Private")
     await document_create(
-        store=vault, folder=private, path="/Sleep secrets.md", text="# Insomnia\nCannot fall asleep at night.\n"
+        store=vault,
+        folder=private,
+        path="/Sleep secrets.md",
+        text="# Insomnia\nCannot fall asleep at night.\n",
     )
     await settle(vault)
     own = await vault.db(lambda: Folder.objects.get(name="Vault").pk)
