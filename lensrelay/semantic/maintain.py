@@ -90,6 +90,8 @@ class SemanticMaintainer:
 
     async def _embed_batch(self, ids: list[str]) -> None:
         model = configured_model()
+        if not model:
+            return  # switched off meanwhile
         # Rows first: their modified time predates the text read, so a later edit is never masked.
         rows = await self.store.db(note_rows, doc_ids=ids)
         present = {row.doc_id for row in rows}

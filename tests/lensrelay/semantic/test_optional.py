@@ -136,6 +136,7 @@ def test_a_model_is_a_directory_or_a_package_that_ships_one(settings: object, tm
     assert shipped is not None and (shipped / "config.json").is_file()
     assert model_directory(str(shipped)) == shipped
     assert model_directory("no-such-model-package") is None
+    assert model_directory("") is None and model_directory("  ") is None  # never the current directory
     assert model_directory("sentence-transformers/all-MiniLM-L6-v2") is None  # a hub id is never fetched
     assert model_directory(str(tmp_path / "missing")) is None
     settings.LENSRELAY_SEMANTIC_MODEL = ""  # type: ignore[attr-defined]
