@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from django.conf import settings
 
+from lensrelay.docstore.later import LaterBatch, Once
 from lensrelay.docstore.store import DocStore
 from lensrelay.search.index import document_title
 from lensrelay.semantic.config import configured_model
@@ -55,32 +56,15 @@ class SemanticMaintainer:
 
     def __init__(self, store: DocStore) -> None:
         self.store = store
-        self._pending: set[str] = set()
-        self._task: asyncio.Task[None] | None = None
-        self._ready: asyncio.Task[None] | None = None
-
-    @property
-    def pending(self) -> frozenset[str]:
-        return frozenset(self._pending)
+        self.queue = LaterBatch(store, self.embed, delay=lambda: settings.LENSRELAY_SEMANTIC_DEBOUNCE_SECONDS)
+        self._ready = Once(store)
 
     def schedule(self, doc_ids: Iterable[str]) -> None:
-        self._pending.update(doc_ids)
-        if self._pending and (self._task is None or self._task.done()):
-            self._task = self.store.spawn(self._drain())
+        self.queue.add(doc_ids)
 
     async def settled(self) -> None:
         """Wait until every scheduled note is embedded (tests, benchmarks, shutdown)."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
-
-    async def _drain(self) -> None:
-        while self._pending:
-            await asyncio.sleep(settings.LENSRELAY_SEMANTIC_DEBOUNCE_SECONDS)
-            batch, self._pending = self._pending, set()
-            try:
-                await self.embed(batch)
-            except Exception:
-                logger.exception("could not embed %d documents", len(batch))
+        await self.queue.settled()
 
     async def embed(self, doc_ids: Iterable[str]) -> None:
         """Embed these notes now, in batches; ids that are no longer notes lose their passages."""
@@ -114,19 +98,12 @@ class SemanticMaintainer:
     async def folder_changed(self, folder_id: int | None) -> None:
         outdated, gone = await self.store.db(stale_notes, folder_id=folder_id, model=configured_model())
         await self.store.db(passages_remove, doc_ids=gone)
-        self._pending.difference_update(gone)
+        self.queue.pending.difference_update(gone)
         self.schedule(outdated)
 
     async def ready(self) -> None:
         """Once per process: compare every note with its vectors and schedule what is stale."""
-        failed = (
-            self._ready is not None
-            and self._ready.done()
-            and (self._ready.cancelled() or self._ready.exception() is not None)
-        )
-        if self._ready is None or failed:
-            self._ready = self.store.spawn(self.folder_changed(None))
-        await asyncio.shield(self._ready)
+        await self._ready.run(lambda: self.folder_changed(None))
 
 
 def maintainer_for(store: DocStore) -> SemanticMaintainer:
