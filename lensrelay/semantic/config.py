@@ -16,7 +16,7 @@ from django.conf import settings
 logger = logging.getLogger(__name__)
 
 # What the `semantic` extra installs; without them the server runs as if no model were named.
-REQUIRED_MODULES = ("numpy", "sentence_transformers")
+REQUIRED_MODULES = ("numpy", "sentence_transformers", "threadpoolctl")
 
 
 def configured_model() -> str:

@@ -22,6 +22,7 @@ from lensrelay.docstore.store import DocStore
 from lensrelay.search.index import document_title
 from lensrelay.semantic.config import configured_model
 from lensrelay.semantic.embedder import embed_passages
+from lensrelay.semantic.matrix import vector_matrix
 from lensrelay.semantic.passages import Passage, split_passages
 from lensrelay.semantic.vectors import (
     EmbeddedPassage,
@@ -79,7 +80,8 @@ class SemanticMaintainer:
         # Rows first: their modified time predates the text read, so a later edit is never masked.
         rows = await self.store.db(note_rows, doc_ids=ids)
         present = {row.doc_id for row in rows}
-        await self.store.db(passages_remove, doc_ids=[doc_id for doc_id in ids if doc_id not in present])
+        if await self.store.db(passages_remove, doc_ids=[doc_id for doc_id in ids if doc_id not in present]):
+            vector_matrix(self.store).mark_stale()
         raw = await text_cache(self.store).get_many(present)
         notes = await asyncio.to_thread(_split, rows, raw)
         vectors = await self.store.db(reusable_vectors, doc_ids=present, model=model)
@@ -94,10 +96,12 @@ class SemanticMaintainer:
             for row, passages in notes
         ]
         await self.store.db(passages_write, model=model, notes=written)
+        vector_matrix(self.store).mark_stale()
 
     async def folder_changed(self, folder_id: int | None) -> None:
         outdated, gone = await self.store.db(stale_notes, folder_id=folder_id, model=configured_model())
-        await self.store.db(passages_remove, doc_ids=gone)
+        if await self.store.db(passages_remove, doc_ids=gone):
+            vector_matrix(self.store).mark_stale()
         self.queue.pending.difference_update(gone)
         self.schedule(outdated)
 
