@@ -7,6 +7,7 @@ notes found only by meaning follow (see lensrelay/semantic/ranking.py).
 
 from __future__ import annotations
 
+import logging
 from itertools import islice
 
 from django.conf import settings
@@ -20,6 +21,8 @@ from mcp_tools.engines.passages import passage_excerpt, passage_location
 from mcp_tools.engines.scope import SearchScope, notes_in_scope
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext
+
+logger = logging.getLogger(__name__)
 
 # How deep each ranking is read before fusing.
 FUSION_DEPTH = 50
@@ -46,7 +49,12 @@ async def hybrid_results(
     """The rendered results, best first: `## title (path)` and a snippet each."""
     by_id = {hit.doc_id: hit for hit in hits}
     notes = notes_in_scope(ctx, kb, scope) if semantic_enabled() else {}
-    ranking = await semantic_ranking(kb.store, query=meaning_of(parsed), doc_ids=notes) if notes else None
+    try:
+        ranking = await semantic_ranking(kb.store, query=meaning_of(parsed), doc_ids=notes) if notes else None
+    except Exception:
+        # Meaning is an extra: when the model fails, words still answer.
+        logger.exception("semantic ranking failed; answering with full-text results only")
+        ranking = None
     if ranking is None:
         return [_render_hit(hit) for hit in hits[:limit]]
     semantic = list(islice(ranking, FUSION_DEPTH))

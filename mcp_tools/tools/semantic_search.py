@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pydantic import Field
@@ -14,6 +15,8 @@ from mcp_tools.engines.properties import matches_properties, validate_property_q
 from mcp_tools.engines.scope import notes_in_scope, search_scope
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+
+logger = logging.getLogger(__name__)
 
 
 class SemanticSearchArgs(ToolArgs):
@@ -50,7 +53,11 @@ async def semantic_search(ctx: ToolContext, args: SemanticSearchArgs) -> str:
         raise ToolError(f"Error: {exc}") from exc
     kb = await open_kb()
     notes = notes_in_scope(ctx, kb, search_scope(ctx, kb, args.path))
-    ranking = await semantic_ranking(kb.store, query=args.query, doc_ids=notes)
+    try:
+        ranking = await semantic_ranking(kb.store, query=args.query, doc_ids=notes)
+    except Exception as exc:
+        logger.exception("semantic search failed")
+        raise ToolError("Error: Semantic search failed on the server. Use search instead.") from exc
     if ranking is None:
         raise ToolError("Error: Semantic search is not enabled on this server. Use search instead.")
     blocks: list[str] = []

@@ -164,3 +164,18 @@ async def test_a_scoped_token_never_sees_other_folders(vault: Any, call: Any) ->
         assert "Private/Sleep secrets.md" in everyone
     text, error = await call("semantic_search", {"query": "sleep", "path": "Private"}, who=scoped)
     assert error and text == "Error: Folder not found: Private"
+
+
+async def test_search_still_answers_with_words_when_the_model_fails(
+    vault: Any, call: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lensrelay.semantic import lookup
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the model crashed")
+
+    monkeypatch.setattr(lookup, "ranked_notes", broken)
+    text, error = await call("search", {"query": '"wild yeast"'})
+    assert not error and ranked(text) == ["Vault/Home/Sourdough starter.md"]
+    text, error = await call("semantic_search", {"query": "bread"})
+    assert error and text == "Error: Semantic search failed on the server. Use search instead."
