@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lensrelay.search.query import MAX_QUERY_CHARS
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext, ToolError
 
@@ -22,6 +23,14 @@ class SearchScope:
         if self.prefix is None:
             return True
         return path.startswith(self.prefix) if self.prefix.endswith("/") else path == self.prefix
+
+
+def require_query(text: str, *, empty: str, noun: str) -> None:
+    """Refuse a blank or overlong query with a message saying what to do instead."""
+    if not text.strip():
+        raise ToolError(f"Error: The {noun} is empty. {empty}")
+    if len(text) > MAX_QUERY_CHARS:
+        raise ToolError(f"Error: The {noun} is too long (at most {MAX_QUERY_CHARS} characters).")
 
 
 def search_scope(ctx: ToolContext, kb: KnowledgeBase, path: str | None) -> SearchScope:

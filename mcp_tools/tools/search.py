@@ -4,9 +4,9 @@ from pydantic import Field
 
 from lensrelay.search.index import SearchUnavailable, search_query
 from lensrelay.search.maintain import search_ready
-from lensrelay.search.query import MAX_QUERY_CHARS, QueryError, parse_query
+from lensrelay.search.query import QueryError, parse_query
 from mcp_tools.engines.hybrid import full_text_depth, hybrid_results
-from mcp_tools.engines.scope import search_scope
+from mcp_tools.engines.scope import require_query, search_scope
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 
@@ -47,10 +47,7 @@ class SearchArgs(ToolArgs):
     args=SearchArgs,
 )
 async def search(ctx: ToolContext, args: SearchArgs) -> str:
-    if not args.query.strip():
-        raise ToolError('Error: The search query is empty. Give words to look for, e.g. "photosynthesis".')
-    if len(args.query) > MAX_QUERY_CHARS:
-        raise ToolError(f"Error: The search query is too long (at most {MAX_QUERY_CHARS} characters).")
+    require_query(args.query, noun="search query", empty='Give words to look for, e.g. "photosynthesis".')
     try:
         parsed = parse_query(args.query)
     except QueryError as exc:

@@ -7,12 +7,11 @@ from pydantic import Field
 
 from lensrelay.frontmatter import split_frontmatter
 from lensrelay.search.index import document_title
-from lensrelay.search.query import MAX_QUERY_CHARS
 from lensrelay.semantic.config import semantic_enabled
 from lensrelay.semantic.ranking import semantic_ranking
 from mcp_tools.engines.passages import passage_excerpt, passage_location
 from mcp_tools.engines.properties import matches_properties, validate_property_query
-from mcp_tools.engines.scope import notes_in_scope, search_scope
+from mcp_tools.engines.scope import notes_in_scope, require_query, search_scope
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 
@@ -43,10 +42,7 @@ class SemanticSearchArgs(ToolArgs):
     offered_when=semantic_enabled,
 )
 async def semantic_search(ctx: ToolContext, args: SemanticSearchArgs) -> str:
-    if not args.query.strip():
-        raise ToolError("Error: The query is empty. Describe what you are looking for.")
-    if len(args.query) > MAX_QUERY_CHARS:
-        raise ToolError(f"Error: The query is too long (at most {MAX_QUERY_CHARS} characters).")
+    require_query(args.query, noun="query", empty="Describe what you are looking for.")
     try:
         filters = validate_property_query(args.filters) if args.filters is not None else None
     except ValueError as exc:

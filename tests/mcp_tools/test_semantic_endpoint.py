@@ -7,10 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create
 from lensrelay.models import Folder
-from tests.lensrelay.semantic.helpers import import_embedded_vault, semantic, settle
+from tests.lensrelay.semantic.helpers import import_embedded_vault, note_in_another_folder, semantic
 from tests.mcp_tools.test_transport_support import Mcp, TokenFactory, http, tokens
 
 __all__ = ["http", "semantic", "tokens"]
@@ -48,14 +46,12 @@ async def test_a_folder_scoped_token_never_sees_another_folders_passages(
     http: httpx.AsyncClient, tokens: TokenFactory, store: Any, semantic: Any
 ) -> None:
     await import_embedded_vault(store)
-    secret = await store.db(folder_create, name="Secret")
-    await document_create(
-        store=store,
-        folder=secret,
+    await note_in_another_folder(
+        store,
+        folder="Secret",
         path="/Insomnia.md",
         text="# Insomnia diary\n\nI cannot fall asleep at night; sleepless until dawn again.\n",
     )
-    await settle(store)
     vault = await store.db(lambda: Folder.objects.get(name="Vault"))
     scoped = Mcp(http, await tokens("view", folders=(vault,)))
     everyone = Mcp(http, await tokens("view"))

@@ -9,6 +9,8 @@ import pytest
 import yaml
 
 from lensrelay.docstore.store import DocStore
+from lensrelay.documents import document_create
+from lensrelay.folders import folder_create
 from lensrelay.semantic.listen import semantic_ready, semantic_settled
 from lensrelay.vault import import_vault
 
@@ -35,4 +37,11 @@ async def settle(store: DocStore) -> None:
 
 async def import_embedded_vault(store: DocStore, folder_name: str = "Vault") -> None:
     await import_vault(store=store, root=VAULT, folder_name=folder_name)
+    await settle(store)
+
+
+async def note_in_another_folder(store: DocStore, *, folder: str, path: str, text: str) -> None:
+    """A note in a folder of its own, embedded: what a scoped token must never see."""
+    other = await store.db(folder_create, name=folder)
+    await document_create(store=store, folder=other, path=path, text=text)
     await settle(store)

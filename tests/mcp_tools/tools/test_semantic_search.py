@@ -7,10 +7,8 @@ from typing import Any
 
 import pytest
 
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create
 from lensrelay.models import Folder
-from tests.lensrelay.semantic.helpers import QUERIES, import_embedded_vault, semantic, settle
+from tests.lensrelay.semantic.helpers import QUERIES, import_embedded_vault, note_in_another_folder, semantic
 from tests.mcp_tools.tools.conftest import access
 
 __all__ = ["semantic"]
@@ -147,14 +145,9 @@ async def test_bad_input_is_a_clear_error(vault: Any, call: Any) -> None:
 
 
 async def test_a_scoped_token_never_sees_other_folders(vault: Any, call: Any) -> None:
-    private = await vault.db(folder_create, name="Private")
-    await document_create(
-        store=vault,
-        folder=private,
-        path="/Sleep secrets.md",
-        text="# Insomnia\nCannot fall asleep at night.\n",
+    await note_in_another_folder(
+        vault, folder="Private", path="/Sleep secrets.md", text="# Insomnia\nCannot fall asleep at night.\n"
     )
-    await settle(vault)
     own = await vault.db(lambda: Folder.objects.get(name="Vault").pk)
     scoped = access("view", frozenset({own}))
     for tool in ("semantic_search", "search"):
