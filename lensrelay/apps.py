@@ -11,3 +11,4 @@ class LensRelayConfig(AppConfig):
         from lensrelay import folders, texts  # noqa: F401
         from lensrelay.links import backlinks  # noqa: F401
         from lensrelay.search import maintain  # noqa: F401
+        from lensrelay.semantic import listen  # noqa: F401

@@ -22,6 +22,7 @@ from lensrelay.folder_entries import admissible_entries, claim_content_docs, con
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.paths import path_index
 from lensrelay.search.maintain import search_folder_changed
+from lensrelay.semantic.listen import semantic_folder_changed
 from lensrelay.vaultpath import normalize_path, validate_folder_name
 
 T = TypeVar("T")
@@ -97,6 +98,7 @@ async def mirror_folder(store: DocStore, *, folder_id: int, room: Room) -> None:
     await store.db(sync_folder_documents, folder_id=folder_id, entries=folderdoc.entries(room.doc))
     await path_index(store).refresh_folder(folder_id)
     await search_folder_changed(store, folder_id)
+    await semantic_folder_changed(store, folder_id)
 
 
 def _folder_id_for_doc(doc_id: str) -> int | None:

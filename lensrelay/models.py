@@ -155,3 +155,7 @@ class ApiToken(models.Model):
     @property
     def active(self) -> bool:
         return not self.revoked and not self.expired
+
+
+# Semantic search's tables (lensrelay/semantic) belong to this app.
+from lensrelay.semantic.models import EmbeddedDocument, Passage  # noqa: E402, F401

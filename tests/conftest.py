@@ -10,6 +10,9 @@ import pytest
 
 # Each test session gets its own data directory (secret key, demo token), never the developer's.
 os.environ.setdefault("LENSRELAY_DATA_DIR", tempfile.mkdtemp(prefix="lensrelay-test-"))
+# Semantic search's test model ships its weights in its package: nothing may come from a model hub.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
 @pytest.fixture

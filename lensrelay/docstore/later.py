@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -46,3 +46,57 @@ class Later:
                 await self.handle(doc_id)
             except Exception:
                 logger.exception("%r failed for %s", self.handle, doc_id)
+
+
+class LaterBatch:
+    """Runs `handle(ids)` on every id added, after `delay()` seconds, in one call per gathered batch.
+
+    For work that is cheaper in bulk (embedding passages): ids added while a batch runs form the next one.
+    """
+
+    def __init__(
+        self,
+        store: DocStore,
+        handle: Callable[[set[str]], Awaitable[None]],
+        *,
+        delay: Callable[[], float],
+    ) -> None:
+        self.store = store
+        self.handle = handle
+        self.delay = delay
+        self.pending: set[str] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, doc_ids: Iterable[str]) -> None:
+        self.pending.update(doc_ids)
+        if self.pending and (self._task is None or self._task.done()):
+            self._task = self.store.spawn(self._run())
+
+    async def settled(self) -> None:
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def _run(self) -> None:
+        while self.pending:
+            await asyncio.sleep(self.delay())
+            batch, self.pending = self.pending, set()
+            try:
+                await self.handle(batch)
+            except Exception:
+                logger.exception("%r failed for %d documents", self.handle, len(batch))
+
+
+class Once:
+    """A catch-up that runs once per store (before a first query, say), and again if it failed."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self._task: asyncio.Task[None] | None = None
+
+    async def run(self, work: Callable[[], Awaitable[None]]) -> None:
+        task = self._task
+        failed = task is not None and task.done() and (task.cancelled() or task.exception() is not None)
+        if task is None or failed:
+            self._task = self.store.spawn(work())
+        assert self._task is not None
+        await asyncio.shield(self._task)

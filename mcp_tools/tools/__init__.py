@@ -14,6 +14,7 @@ from mcp_tools.tools import (
     read,
     read_metadata,
     search,
+    semantic_search,
     write,
 )
 
@@ -31,5 +32,6 @@ __all__ = [
     "read",
     "read_metadata",
     "search",
+    "semantic_search",
     "write",
 ]

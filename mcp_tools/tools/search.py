@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from lensrelay.search.index import Hit, SearchUnavailable, search_query
+from lensrelay.search.index import SearchUnavailable, search_query
 from lensrelay.search.maintain import search_ready
-from lensrelay.search.query import MAX_QUERY_CHARS, QueryError, parse_query
-from mcp_tools.kb import KnowledgeBase, open_kb
+from lensrelay.search.query import QueryError, parse_query
+from mcp_tools.engines.hybrid import full_text_depth, hybrid_results
+from mcp_tools.engines.scope import require_query, search_scope
+from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 
 DEFAULT_LIMIT = 20
@@ -38,58 +40,33 @@ class SearchArgs(ToolArgs):
         "Ranked full-text search over the knowledge base. Finds documents containing the words (any "
         "language, accents ignored where the database supports it), best matches first, with title "
         'matches ranked highest. Supports "exact phrases", prefix*, OR and -excluded words. Each result '
-        "shows the document's path and a snippet with the matches in **bold**. Use grep for regular "
+        "shows the document's path and a snippet with the matches in **bold**. When semantic search is "
+        "on, notes that match by meaning are blended in (word matches stay first). Use grep for regular "
         "expressions or exact line numbers."
     ),
     args=SearchArgs,
 )
 async def search(ctx: ToolContext, args: SearchArgs) -> str:
-    if not args.query.strip():
-        raise ToolError('Error: The search query is empty. Give words to look for, e.g. "photosynthesis".')
-    if len(args.query) > MAX_QUERY_CHARS:
-        raise ToolError(f"Error: The search query is too long (at most {MAX_QUERY_CHARS} characters).")
+    require_query(args.query, noun="search query", empty='Give words to look for, e.g. "photosynthesis".')
     try:
         parsed = parse_query(args.query)
     except QueryError as exc:
         raise ToolError(f"Error: {exc}") from exc
     kb = await open_kb()
-    folder_ids, prefix = _scope(ctx, kb, args.path)
+    scope = search_scope(ctx, kb, args.path)
     await search_ready(kb.store)
     try:
         hits = await kb.store.db(
-            search_query, query=parsed, folder_ids=folder_ids, path_prefix=prefix, limit=args.limit
+            search_query,
+            query=parsed,
+            folder_ids=scope.folder_ids,
+            path_prefix=scope.prefix,
+            limit=full_text_depth(args.limit),
         )
     except SearchUnavailable as exc:
         raise ToolError(f"Error: {exc}. Use grep instead.") from exc
-    if not hits:
+    results = await hybrid_results(ctx, kb, scope, parsed, hits, limit=args.limit)
+    if not results:
         where = f" in {args.path.strip('/')}" if args.path else ""
         return f'No results for "{args.query}"{where}.'
-    return _render(hits)
-
-
-def _scope(ctx: ToolContext, kb: KnowledgeBase, path: str | None) -> tuple[frozenset[int] | None, str | None]:
-    """The folders to search and the folder-relative path prefix within them.
-
-    Folders outside the caller's access are reported exactly like folders that do not exist.
-    """
-    if not path or not path.strip("/"):
-        return ctx.access.folder_ids, None
-    folder_name, _, rest = path.strip("/").partition("/")
-    folder_id = next((fid for fid, name in kb.index.visible_folders(ctx.access) if name == folder_name), None)
-    if folder_id is None:
-        raise ToolError(f"Error: Folder not found: {path}")
-    if not rest:
-        return frozenset({folder_id}), None
-    document = kb.index.resolve(ctx.access, path) if not path.endswith("/") else None
-    if document is not None:
-        return frozenset({folder_id}), document.path
-    return frozenset({folder_id}), f"/{rest}/"
-
-
-def _render(hits: list[Hit]) -> str:
-    lines = [f"{len(hits)} results:"]
-    for hit in hits:
-        lines += ["", f"## {hit.title} ({hit.user_path})"]
-        if hit.snippet:
-            lines.append(hit.snippet)
-    return "\n".join(lines)
+    return "\n".join([f"{len(results)} results:", *results])

@@ -61,11 +61,17 @@ def fixtures_enabled() -> bool:
     return bool(getattr(settings, "LENSRELAY_MCP_CONFORMANCE_FIXTURES", False))
 
 
+def _offered(tool: AnyTool, fixtures: bool) -> bool:
+    if tool.fixture and not fixtures:
+        return False
+    return not isinstance(tool, Tool) or tool.offered_when()
+
+
 def offered_tools() -> list[AnyTool]:
     """Every tool this server configuration offers, before the caller's role is considered."""
     fixtures = fixtures_enabled()
     tools: list[AnyTool] = [*REGISTRY.values(), *RICH_TOOLS.values()]
-    return [tool for tool in tools if fixtures or not tool.fixture]
+    return [tool for tool in tools if _offered(tool, fixtures)]
 
 
 def tools_for(access: Access) -> list[AnyTool]:
@@ -75,6 +81,6 @@ def tools_for(access: Access) -> list[AnyTool]:
 
 def find_tool(name: str) -> AnyTool | None:
     tool: AnyTool | None = REGISTRY.get(name) or RICH_TOOLS.get(name)
-    if tool is None or (tool.fixture and not fixtures_enabled()):
+    if tool is None or not _offered(tool, fixtures_enabled()):
         return None
     return tool
