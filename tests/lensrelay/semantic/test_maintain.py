@@ -15,6 +15,7 @@ from lensrelay.docstore.store import DocStore
 from lensrelay.documents import document_create
 from lensrelay.folders import folder_create, folder_settled
 from lensrelay.models import EmbeddedDocument, Folder, Passage
+from lensrelay.moves import FolderRef, move_entries
 from lensrelay.semantic import maintain
 from lensrelay.semantic.lookup import ranked_notes
 from lensrelay.semantic.matrix import vector_matrix
@@ -109,10 +110,16 @@ async def test_deletions_renames_and_moves_leave_no_stale_passage(store: Any, se
     with team_room.transact():
         folderdoc.remove_entry(team_room.doc, path="/Doomed.md")
         folderdoc.move_entry(team_room.doc, old="/Sprints.md", new="/Process/How we work.md")
-        folderdoc.remove_entry(team_room.doc, path="/Starter.md")
-    with home_room.transact():
-        folderdoc.add_entry(home_room.doc, path="/Kitchen/Starter.md", uuid=bread.uuid)
     await team_room.flushed()
+    # Across folders only through the move service: a folder document cannot take another's note.
+    await move_entries(
+        store,
+        source=FolderRef(id=team.pk, name=team.name, doc_id=team.doc_id),
+        target=FolderRef(id=home.pk, name=home.name, doc_id=home.doc_id),
+        old="/Starter.md",
+        new="/Kitchen/Starter.md",
+        folder=False,
+    )
     await home_room.flushed()
     await folder_settled()
     # Deletion removes the passages at once, without waiting for any debounce.
