@@ -52,7 +52,8 @@ class YSnapshot(models.Model):
 
     doc_id = models.CharField(max_length=100, unique=True)
     data = models.BinaryField()
-    upto_update_id = models.BigIntegerField(default=0)
+    # Indexed: every process looks for snapshots newer than its log cursor on each poll.
+    upto_update_id = models.BigIntegerField(default=0, db_index=True)
     updated = models.DateTimeField(default=timezone.now)
 
 

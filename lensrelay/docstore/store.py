@@ -79,6 +79,7 @@ class DocStore:
         self._background: set[asyncio.Task[Any]] = set()
         self._cursor: int | None = None
         self._caught_up: set[int] = set()
+        self._snapshots_seen: dict[str, int] = {}
         self._maintenance: asyncio.Task[None] | None = None
         self._attached: dict[Callable[..., Any], Any] = {}
         self.idle_seconds = settings.LENSRELAY_IDLE_UNLOAD_SECONDS
@@ -153,13 +154,11 @@ class DocStore:
         kind = await self.db(persistence.doc_kind, doc_id)
         if kind is None:
             return None
-        if self._cursor is None:
-            # Before the first load: anything logged elsewhere from now on is caught up.
-            self._cursor = await self.db(persistence.last_update_id)
-        self._start_maintenance()
+        await self.start_feed()
         state = await self.db(persistence.load_state, doc_id)
         room = Room(store=self, doc_id=doc_id, kind=kind)
         room.load(state.update, log_rows=state.log_rows)
+        self._snapshots_seen[doc_id] = max(self._snapshots_seen.get(doc_id, 0), state.last_update_id)
         self.rooms[doc_id] = room
         if self.peers is not None:
             await self.peers.join(doc_id)
@@ -182,9 +181,13 @@ class DocStore:
                 logger.exception("change listener %r failed for %s", listener, room.doc_id)
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
-        """Run background work, keeping a reference so it is not garbage collected mid-flight."""
+        """Run background work, keeping a reference so it is not garbage collected mid-flight.
+
+        A task that fails is logged at once (never "Task exception was never retrieved" at exit).
+        """
         task = self.loop.create_task(coro)
         self._background.add(task)
+        task.add_done_callback(_log_failure)
         task.add_done_callback(self._background.discard)
         return task
 
@@ -206,7 +209,11 @@ class DocStore:
 
     # -- catch-up and unloading --------------------------------------------------------------------------
 
-    def _start_maintenance(self) -> None:
+    async def start_feed(self) -> None:
+        """Follow what other processes log from now on (idempotent; loading a document starts it too)."""
+        if self._cursor is None:
+            # Anything logged elsewhere from now on is caught up.
+            self._cursor = await self.db(persistence.last_update_id)
         if self._maintenance is None or self._maintenance.done():
             self._maintenance = self.loop.create_task(self._maintain())
 
@@ -220,18 +227,19 @@ class DocStore:
                 logger.exception("document store maintenance failed")
 
     async def catch_up(self) -> int:
-        """Apply updates other processes logged for documents loaded here; returns how many applied."""
+        """Apply updates other processes logged for documents loaded here; returns how many applied.
+
+        A document compacted past rows this process never read (it lagged, or the rows' ids were
+        skipped by the window) is reloaded from the database and merged: a CRDT merge by state is
+        idempotent, so what the room already had is ignored and what it missed is added.
+        """
         if self._cursor is None:
             return 0
-        rows = await self.db(
-            persistence.foreign_updates,
-            after_id=max(0, self._cursor - self.CATCH_UP_WINDOW),
-            writer=self.writer,
-        )
-        applied = 0
         floor = max(0, self._cursor - self.CATCH_UP_WINDOW)
+        changes = await self.db(persistence.changes_since, after_id=floor, writer=self.writer)
+        applied = 0
         self._caught_up = {i for i in self._caught_up if i > floor}
-        for row_id, doc_id, data in rows:
+        for row_id, doc_id, data in changes.rows:
             self._cursor = max(self._cursor, row_id)
             # The window is re-read on every poll (late commits); each row is handled once.
             if row_id in self._caught_up:
@@ -239,15 +247,45 @@ class DocStore:
             self._caught_up.add(row_id)
             room = self.rooms.get(doc_id)
             if room is None:
-                for listener in _foreign_listeners:
-                    listener(self, doc_id)
+                self._notify_foreign(doc_id)
                 continue
             try:
                 room.apply_update(data, FOREIGN)
                 applied += 1
             except ValueError:
                 logger.error("logged update %s of %s does not decode", row_id, doc_id)
+        for doc_id, upto in changes.snapshots:
+            if upto <= self._snapshots_seen.get(doc_id, 0):
+                continue
+            self._snapshots_seen[doc_id] = upto
+            if doc_id in self.rooms:
+                applied += await self.reload(doc_id)
+            else:
+                self._notify_foreign(doc_id)
         return applied
+
+    async def reload(self, doc_id: str) -> int:
+        """Merge the document's stored state into its room (repair after a gap); 1 if anything changed."""
+        room = self.rooms.get(doc_id)
+        if room is None:
+            return 0
+        state = await self.db(persistence.load_state, doc_id)
+        if state.update is None or self.rooms.get(doc_id) is not room:
+            return 0
+        before = room.doc.get_state()
+        try:
+            room.apply_update(state.update, FOREIGN)
+        except ValueError:
+            logger.error("the stored state of %s does not decode", doc_id)
+            return 0
+        return int(room.doc.get_state() != before)
+
+    def _notify_foreign(self, doc_id: str) -> None:
+        for listener in _foreign_listeners:
+            try:
+                listener(self, doc_id)
+            except Exception:
+                logger.exception("foreign-change listener %r failed for %s", listener, doc_id)
 
     async def unload_idle(self) -> None:
         now = time.monotonic()
@@ -278,6 +316,11 @@ class DocStore:
         # The database thread's connection would otherwise outlive the store (and block test teardown).
         await self.db(connections.close_all)
         self._db.shutdown(wait=True)
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        logger.error("background task %s failed", task.get_name(), exc_info=exc)
 
 
 _stores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, DocStore] = weakref.WeakKeyDictionary()
