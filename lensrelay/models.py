@@ -63,6 +63,9 @@ class Folder(models.Model):
     name = models.CharField(max_length=255, unique=True)
     doc_id = models.CharField(max_length=100, unique=True, default=new_doc_id)
     created = models.DateTimeField(default=timezone.now)
+    # The version of the folder document the `Document` rows were last mirrored from: every worker
+    # sees each folder change, and only the first to mirror a state does the work.
+    mirrored_state = models.BinaryField(default=b"", editable=False)
 
     class Meta:
         ordering: ClassVar = ["name"]

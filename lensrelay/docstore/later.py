@@ -7,6 +7,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from lensrelay.docstore.panics import failures_logged
+
 if TYPE_CHECKING:
     from lensrelay.docstore.store import DocStore
 
@@ -42,7 +44,5 @@ class Later:
             await asyncio.sleep(seconds)
         while self._dirty:
             doc_id = self._dirty.pop()
-            try:
+            with failures_logged(logger, "%r for %s", self.handle, doc_id):
                 await self.handle(doc_id)
-            except Exception:
-                logger.exception("%r failed for %s", self.handle, doc_id)

@@ -146,6 +146,15 @@ def changes_since(*, after_id: int, writer: str, limit: int = 2000) -> Changes:
     return Changes(rows=found, snapshots=snapshots)
 
 
+# A log entry under this id changes no document: it tells every process to re-read the folder list.
+FOLDERS_CHANGED = "lensrelay.folders-changed"
+EMPTY_UPDATE = b"\x00\x00"
+
+
+def announce_folders_changed(*, writer: str) -> None:
+    YUpdate.objects.create(doc_id=FOLDERS_CHANGED, data=EMPTY_UPDATE, writer=writer)
+
+
 def last_update_id() -> int:
     return YUpdate.objects.aggregate(m=Max("id"))["m"] or 0
 

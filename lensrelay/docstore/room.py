@@ -65,6 +65,10 @@ class Room:
         self._flush_task: asyncio.Task[None] | None = None
         self._waiters: list[asyncio.Future[None]] = []
         self._subscription: Subscription | None = None
+        # Whether the batch change listeners are looking at was made in this process (not only
+        # applied from another's log). Work whose result is shared (backlinks written into folder
+        # documents, suggestion rows) is done by the process where the change happened, once.
+        self.changed_here = False
 
     # -- loading ---------------------------------------------------------------------------------------
 
@@ -154,6 +158,7 @@ class Room:
                 # The sender already has its own change; everyone else gets the merged update.
                 if origins != {id(peer)}:
                     await _send(peer, frame)
+            self.changed_here = bool(to_log)
             self.store.notify_changed(self, [update for update, _ in batch])
         self.last_used = time.monotonic()
         waiters, self._waiters = self._waiters, []

@@ -7,15 +7,17 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.db import connection, connections
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.peers import PeerBus
 from lensrelay.docstore.room import FOREIGN, Room
 
@@ -175,10 +177,8 @@ class DocStore:
 
     def notify_changed(self, room: Room, updates: Sequence[bytes]) -> None:
         for listener in _change_listeners:
-            try:
+            with failures_logged(logger, "change listener %r for %s", listener, room.doc_id):
                 listener(room, updates)
-            except Exception:
-                logger.exception("change listener %r failed for %s", listener, room.doc_id)
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run background work, keeping a reference so it is not garbage collected mid-flight.
@@ -220,11 +220,9 @@ class DocStore:
     async def _maintain(self) -> None:
         while True:
             await asyncio.sleep(self.poll_seconds)
-            try:
+            with failures_logged(logger, "document store maintenance"):
                 await self.catch_up()
                 await self.unload_idle()
-            except Exception:
-                logger.exception("document store maintenance failed")
 
     async def catch_up(self) -> int:
         """Apply updates other processes logged for documents loaded here; returns how many applied.
@@ -282,10 +280,8 @@ class DocStore:
 
     def _notify_foreign(self, doc_id: str) -> None:
         for listener in _foreign_listeners:
-            try:
+            with failures_logged(logger, "foreign-change listener %r for %s", listener, doc_id):
                 listener(self, doc_id)
-            except Exception:
-                logger.exception("foreign-change listener %r failed for %s", listener, doc_id)
 
     async def unload_idle(self) -> None:
         now = time.monotonic()
@@ -337,6 +333,17 @@ async def store_session() -> AsyncIterator[DocStore]:
         if not existed:
             await store.close()
             _stores.pop(store.loop, None)
+
+
+def run_on_store(work: Callable[[DocStore], Awaitable[T]]) -> T:
+    """Run store work from synchronous code (the admin): on the server's event loop when called from a
+    request thread, so the live rooms, their clients and the other workers see the change."""
+
+    async def run() -> T:
+        async with store_session() as store:
+            return await work(store)
+
+    return async_to_sync(run)()
 
 
 def get_store() -> DocStore:
