@@ -1,23 +1,36 @@
 """Low-latency fan-out between worker processes over the channel layer (Redis when scaled out).
 
-The layer delivers at most once, so it only makes peers fast, never correct: every update is in the
-database log first, and each process's catch-up poll applies whatever the layer dropped.
+The layer delivers at most once and may be away altogether, so it only makes peers fast, never correct:
+every update is in the database log first, and each process's catch-up poll applies whatever the layer
+dropped. On top of that, workers repair by version: every few seconds each announces the version of the
+documents its clients are editing, and a peer that has something the announcer lacks sends it.
+
+Nothing here raises into its callers: while Redis is away, publishing is skipped (the log carries the
+changes), and once it answers again every group is joined anew, because a Redis restarted empty has
+forgotten them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from channels.layers import get_channel_layer
 
+from lensrelay.docstore import versions
+from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.room import FOREIGN
 
 if TYPE_CHECKING:
+    from lensrelay.docstore.room import Room
     from lensrelay.docstore.store import DocStore
 
 logger = logging.getLogger(__name__)
+
+# Group memberships are renewed this often even when no error was seen (a restart between two calls).
+REJOIN_SECONDS = 10.0
 
 
 def group_name(doc_id: str) -> str:
@@ -29,8 +42,10 @@ class PeerBus:
         self.store = store
         self.layer: Any = get_channel_layer()
         self.channel: str | None = None
+        self.healthy = True
         self._groups: set[str] = set()
         self._task: asyncio.Task[None] | None = None
+        self._joined_at = 0.0
 
     async def start(self) -> None:
         if self.channel is None:
@@ -39,26 +54,63 @@ class PeerBus:
 
     async def join(self, doc_id: str) -> None:
         await self.start()
-        assert self.channel is not None
         group = group_name(doc_id)
         if group not in self._groups:
             self._groups.add(group)
-            await self.layer.group_add(group, self.channel)
+            await self._call(self.layer.group_add, group, self.channel)
 
     async def leave(self, doc_id: str) -> None:
         group = group_name(doc_id)
-        if group in self._groups and self.channel is not None:
+        if group in self._groups:
             self._groups.discard(group)
-            await self.layer.group_discard(group, self.channel)
+            await self._call(self.layer.group_discard, group, self.channel)
 
     async def publish(self, doc_id: str, update: bytes) -> None:
+        await self._send(doc_id, {"type": "doc.update", "update": update})
+
+    async def publish_awareness(self, doc_id: str, update: bytes) -> None:
+        await self._send(doc_id, {"type": "doc.awareness", "update": update})
+
+    async def announce_versions(self, rooms: list[Room]) -> None:
+        """Tell peers how far these documents have got here; peers answer with what is missing."""
+        for room in rooms:
+            await self._send(room.doc_id, {"type": "doc.version", "version": versions.version(room.doc)})
+
+    async def renew(self) -> None:
+        """Join every group again now and then: cheap, and it heals a Redis that lost its memberships."""
+        if time.monotonic() - self._joined_at >= REJOIN_SECONDS:
+            await self._rejoin()
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    async def _send(self, doc_id: str, message: dict[str, Any]) -> None:
+        if group_name(doc_id) not in self._groups:
+            return
+        message = {**message, "doc_id": doc_id, "writer": self.store.writer, "reply": self.channel}
+        await self._call(self.layer.group_send, group_name(doc_id), message)
+
+    async def _call(self, method: Any, *args: Any) -> bool:
         try:
-            await self.layer.group_send(
-                group_name(doc_id),
-                {"type": "doc.update", "doc_id": doc_id, "update": update, "writer": self.store.writer},
-            )
-        except Exception:
-            logger.warning("could not publish an update of %s to peers; they catch up from the log", doc_id)
+            await method(*args)
+        except Exception as exc:
+            if self.healthy:
+                logger.warning("channel layer unavailable (%s); peers catch up from the database", exc)
+            self.healthy = False
+            return False
+        if not self.healthy:
+            self.healthy = True
+            logger.info("channel layer back; rejoining %d document groups", len(self._groups))
+            await self._rejoin()
+        return True
+
+    async def _rejoin(self) -> None:
+        self._joined_at = time.monotonic()
+        for group in list(self._groups):
+            try:
+                await self.layer.group_add(group, self.channel)
+            except Exception:
+                self.healthy = False
+                return
 
     async def _receive(self) -> None:
         assert self.channel is not None
@@ -67,16 +119,43 @@ class PeerBus:
                 message = await self.layer.receive(self.channel)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                logger.warning("peer channel receive failed; retrying", exc_info=True)
+            except Exception as exc:
+                if self.healthy:
+                    logger.warning("peer channel receive failed (%s); retrying", exc)
+                self.healthy = False
                 await asyncio.sleep(1)
                 continue
-            if message.get("writer") == self.store.writer:
-                continue
-            room = self.store.rooms.get(message.get("doc_id", ""))
-            if room is None:
-                continue
+            if not self.healthy:
+                self.healthy = True
+                await self._rejoin()
+            with failures_logged(logger, "peer message %s", message.get("type")):
+                await self._handle(message)
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        if message.get("writer") == self.store.writer:
+            return
+        room = self.store.rooms.get(message.get("doc_id", ""))
+        if room is None:
+            return
+        kind = message.get("type")
+        if kind == "doc.update":
             try:
                 room.apply_update(message["update"], FOREIGN)
             except (KeyError, ValueError):
-                logger.error("dropping a malformed peer message for %s", message.get("doc_id"))
+                logger.error("dropping a malformed peer update for %s", room.doc_id)
+        elif kind == "doc.awareness":
+            await room.relay_awareness(message["update"])
+        elif kind == "doc.version":
+            await self._answer_version(room, message)
+
+    async def _answer_version(self, room: Room, message: dict[str, Any]) -> None:
+        if room.dirty:
+            return  # not all of it is durable yet: answer the next announcement instead
+        theirs = message["version"]
+        if versions.covers(theirs, versions.version(room.doc)):
+            return
+        # What they lack, straight to them. It is in the database already (all content is logged
+        # before anyone sees it), so they apply it without logging it again.
+        missing = room.doc.get_update(versions.state_of(theirs))
+        reply = {"type": "doc.update", "doc_id": room.doc_id, "update": missing, "writer": self.store.writer}
+        await self._call(self.layer.send, message["reply"], reply)

@@ -178,7 +178,18 @@ class Room:
         self.last_used = time.monotonic()
         removal = self.awareness.remove(client_ids)
         if removal is not None:
-            await self.broadcast(wire.awareness_message(removal))
+            await self.share_awareness(removal)
+
+    async def share_awareness(self, update: bytes) -> None:
+        """Send an awareness update (who is here, cursors) to every client, on this worker and the others."""
+        await self.broadcast(wire.awareness_message(update))
+        if self.store.peers is not None:
+            await self.store.peers.publish_awareness(self.doc_id, update)
+
+    async def relay_awareness(self, update: bytes) -> None:
+        """An awareness update from another worker's clients: to the clients here only. It is not kept:
+        clients renew their state every 15 s, and a worker that dies cannot leave stale states here."""
+        await self.broadcast(wire.awareness_message(update))
 
     async def broadcast(self, frame: bytes) -> None:
         for peer in list(self.clients):

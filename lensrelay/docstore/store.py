@@ -88,6 +88,8 @@ class DocStore:
         self.poll_seconds = settings.LENSRELAY_POLL_SECONDS
         self.compact_after = settings.LENSRELAY_COMPACT_AFTER_UPDATES
         self.batch_seconds = settings.LENSRELAY_BATCH_MS / 1000
+        self.repair_seconds = settings.LENSRELAY_REPAIR_SECONDS
+        self._repaired_at = 0.0
         # Only worth it with several processes: the in-memory layer has no one else to reach.
         self.peers: PeerBus | None = PeerBus(self) if settings.REDIS_URL else None
 
@@ -163,7 +165,7 @@ class DocStore:
         self._snapshots_seen[doc_id] = max(self._snapshots_seen.get(doc_id, 0), state.last_update_id)
         self.rooms[doc_id] = room
         if self.peers is not None:
-            await self.peers.join(doc_id)
+            await self.peers.join(doc_id)  # never raises: without Redis the log still carries changes
         for listener in _load_listeners:
             listener(room)
         return room
@@ -223,6 +225,17 @@ class DocStore:
             with failures_logged(logger, "document store maintenance"):
                 await self.catch_up()
                 await self.unload_idle()
+            if self.peers is not None:
+                with failures_logged(logger, "peer repair"):
+                    await self._repair_peers()
+
+    async def _repair_peers(self) -> None:
+        assert self.peers is not None
+        await self.peers.renew()
+        now = time.monotonic()
+        if now - self._repaired_at >= self.repair_seconds:
+            self._repaired_at = now
+            await self.peers.announce_versions([room for room in self.rooms.values() if room.clients])
 
     async def catch_up(self) -> int:
         """Apply updates other processes logged for documents loaded here; returns how many applied.

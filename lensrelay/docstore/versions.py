@@ -35,6 +35,14 @@ def covers(newer: bytes, older: bytes) -> bool:
     )
 
 
+def state_of(data: bytes) -> bytes:
+    """The state vector inside a version (what `Doc.get_update` takes)."""
+    try:
+        return Reader(data).var_bytes()
+    except MalformedFrame as exc:
+        raise ValueError(f"not a document version: {exc}") from exc
+
+
 def _inside(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:
     position = start
     for low, high in sorted(ranges):

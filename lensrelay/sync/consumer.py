@@ -33,6 +33,9 @@ UNKNOWN_DOC_GRACE_SECONDS = 2.0
 
 
 class SyncConsumer(AsyncWebsocketConsumer):
+    # No channel-layer subscription per socket: documents fan out through the store's one peer bus,
+    # and a Redis outage must never close a WebSocket (Channels' receive loop would, with 1011).
+    channel_layer_alias = "lensrelay.sync-consumers-use-no-layer"
     room: Room | None = None
     access: Access | None = None
     read_only = True
@@ -148,7 +151,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
             for peer_ids in room.clients.values():
                 peer_ids.difference_update(removed)
             # Echo to everyone, the sender included: y-websocket clients drop silent connections.
-            await room.broadcast(wire.awareness_message(update))
+            await room.share_awareness(update)
         elif kind == wire.MESSAGE_QUERY_AWARENESS:
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
         elif kind == wire.MESSAGE_SYNC_STATUS:
