@@ -128,28 +128,30 @@ def cluster(
                 "REDIS_URL": f"redis://127.0.0.1:{cache.port}/0",
                 **shared,
             }
-            for n, extra in enumerate(each):
-                worker = lensrelay_server(tmp.mktemp(f"worker{n}"), **env, **extra)
-                if n:
-                    worker.setup = []  # one migration for the shared database
-                workers.append(worker)
-            workers[0].start()
-            for worker in workers[1:]:
-                worker.start()
-            vault = tmp.mktemp("vault")
-            (vault / "Shared.md").write_text("Written once, read by two workers.\n")
-            (vault / "Doomed.md").write_text("This note will be deleted in the admin.\n")
-            (vault / "Busy.md").write_text("base\n")
-            out = run_manage(
-                env, "shell", "-c", SETUP.format(vault=str(vault), password=ADMIN_PASSWORD)
-            ).stdout
-            token = out.split("TOKEN ", 1)[1].split()[0]
-            yield Cluster(workers, token, f"{POSTGRES}/{name}", cache), proxy
-            for worker in workers:
-                assert "Task exception was never retrieved" not in worker.log_path.read_text(errors="replace")
+            try:
+                for n, extra in enumerate(each):
+                    worker = lensrelay_server(tmp.mktemp(f"worker{n}"), **env, **extra)
+                    if n:
+                        worker.setup = []  # one migration for the shared database
+                    workers.append(worker)
+                workers[0].start()
+                for worker in workers[1:]:
+                    worker.start()
+                vault = tmp.mktemp("vault")
+                (vault / "Shared.md").write_text("Written once, read by two workers.\n")
+                (vault / "Doomed.md").write_text("This note will be deleted in the admin.\n")
+                (vault / "Busy.md").write_text("base\n")
+                script = SETUP.format(vault=str(vault), password=ADMIN_PASSWORD)
+                token = run_manage(env, "shell", "-c", script).stdout.split("TOKEN ", 1)[1].split()[0]
+                yield Cluster(workers, token, f"{POSTGRES}/{name}", cache), proxy
+                for worker in workers:
+                    assert "Task exception was never retrieved" not in worker.log_path.read_text(
+                        errors="replace"
+                    )
+            finally:
+                for worker in workers:
+                    worker.kill()  # nothing to flush: every change was logged before anyone saw it
     finally:
-        for worker in workers:
-            worker.kill()  # nothing to flush: every change was logged before anyone saw it
         if proxy is not None:
             proxy.close()
         cache.stop()
