@@ -57,7 +57,8 @@ class PeerBus:
         group = group_name(doc_id)
         if group not in self._groups:
             self._groups.add(group)
-            await self._call(self.layer.group_add, group, self.channel)
+            if self.healthy:  # otherwise the rejoin after the outage adds it
+                await self._call(self.layer.group_add, group, self.channel)
 
     async def leave(self, doc_id: str) -> None:
         group = group_name(doc_id)
@@ -77,15 +78,16 @@ class PeerBus:
             await self._send(room.doc_id, {"type": "doc.version", "version": versions.version(room.doc)})
 
     async def renew(self) -> None:
-        """Join every group again now and then: cheap, and it heals a Redis that lost its memberships."""
-        if time.monotonic() - self._joined_at >= REJOIN_SECONDS:
+        """Join every group again now and then: cheap, and it heals a Redis that lost its memberships.
+        While the layer is away this is how its return is noticed (nothing else is sent meanwhile)."""
+        if not self.healthy or time.monotonic() - self._joined_at >= REJOIN_SECONDS:
             await self._rejoin()
 
     # -- internals -------------------------------------------------------------------------------------
 
     async def _send(self, doc_id: str, message: dict[str, Any]) -> None:
-        if group_name(doc_id) not in self._groups:
-            return
+        if not self.healthy or group_name(doc_id) not in self._groups:
+            return  # the log carries it
         message = {**message, "doc_id": doc_id, "writer": self.store.writer, "reply": self.channel}
         await self._call(self.layer.group_send, group_name(doc_id), message)
 
@@ -93,24 +95,23 @@ class PeerBus:
         try:
             await method(*args)
         except Exception as exc:
-            if self.healthy:
-                logger.warning("channel layer unavailable (%s); peers catch up from the database", exc)
-            self.healthy = False
+            self._lost(exc)
             return False
-        if not self.healthy:
-            self.healthy = True
-            logger.info("channel layer back; rejoining %d document groups", len(self._groups))
-            await self._rejoin()
         return True
+
+    def _lost(self, exc: Exception) -> None:
+        if self.healthy:
+            logger.warning("channel layer unavailable (%s); peers catch up from the database", exc)
+        self.healthy = False
 
     async def _rejoin(self) -> None:
         self._joined_at = time.monotonic()
         for group in list(self._groups):
-            try:
-                await self.layer.group_add(group, self.channel)
-            except Exception:
-                self.healthy = False
+            if not await self._call(self.layer.group_add, group, self.channel):
                 return
+        if not self.healthy:
+            self.healthy = True
+            logger.info("channel layer back; rejoined %d document groups", len(self._groups))
 
     async def _receive(self) -> None:
         assert self.channel is not None
@@ -120,14 +121,9 @@ class PeerBus:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                if self.healthy:
-                    logger.warning("peer channel receive failed (%s); retrying", exc)
-                self.healthy = False
+                self._lost(exc)
                 await asyncio.sleep(1)
                 continue
-            if not self.healthy:
-                self.healthy = True
-                await self._rejoin()
             with failures_logged(logger, "peer message %s", message.get("type")):
                 await self._handle(message)
 
