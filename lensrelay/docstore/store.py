@@ -268,11 +268,11 @@ class DocStore:
         for doc_id, upto in changes.snapshots:
             if upto <= self._snapshots_seen.get(doc_id, 0):
                 continue
-            self._snapshots_seen[doc_id] = upto
             if doc_id in self.rooms:
-                applied += await self.reload(doc_id)
+                applied += await self.reload(doc_id)  # if this fails, the next poll tries again
             else:
                 self._notify_foreign(doc_id)
+            self._snapshots_seen[doc_id] = upto
         return applied
 
     async def reload(self, doc_id: str) -> int:
