@@ -66,8 +66,8 @@ class PeerBus:
             self._groups.discard(group)
             await self._call(self.layer.group_discard, group, self.channel)
 
-    async def publish(self, doc_id: str, update: bytes) -> None:
-        await self._send(doc_id, {"type": "doc.update", "update": update})
+    async def publish(self, doc_id: str, update: bytes, row_id: int) -> None:
+        await self._send(doc_id, {"type": "doc.update", "update": update, "row": row_id})
 
     async def publish_awareness(self, doc_id: str, update: bytes) -> None:
         await self._send(doc_id, {"type": "doc.awareness", "update": update})
@@ -139,6 +139,9 @@ class PeerBus:
                 room.apply_update(message["update"], FOREIGN)
             except (KeyError, ValueError):
                 logger.error("dropping a malformed peer update for %s", room.doc_id)
+                return
+            if isinstance(message.get("row"), int):
+                self.store.applied_from_peer(message["row"])
         elif kind == "doc.awareness":
             await room.relay_awareness(message["update"])
         elif kind == "doc.version":

@@ -127,19 +127,38 @@ class Changes:
     snapshots: list[tuple[str, int]]
 
 
-def changes_since(*, after_id: int, writer: str, limit: int = 2000) -> Changes:
+def changes_since(
+    *,
+    after_id: int,
+    writer: str,
+    loaded: frozenset[str] | None = None,
+    handled: frozenset[int] = frozenset(),
+    limit: int = 2000,
+) -> Changes:
     """Updates logged by other processes (workers, management commands) after `after_id`.
 
+    Only rows of `loaded` documents (None: all) that are not `handled` already (applied from the
+    channel layer, or on an earlier poll) come back with their data; the others name their document.
     Snapshots are read after the log: a compaction that deleted rows before the log was read has
     committed its snapshot by then.
     """
-    rows = (
+    ids = list(
         YUpdate.objects.filter(id__gt=after_id)
         .exclude(writer=writer)
         .order_by("id")
-        .values_list("id", "doc_id", "data")[:limit]
+        .values_list("id", "doc_id")[:limit]
     )
-    found = [(row_id, doc_id, bytes(data)) for row_id, doc_id, data in rows]
+    wanted = [
+        row_id for row_id, doc_id in ids if row_id not in handled and (loaded is None or doc_id in loaded)
+    ]
+    data: dict[int, bytes] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        data.update(
+            (row_id, bytes(d)) for row_id, d in YUpdate.objects.filter(id__in=chunk).values_list("id", "data")
+        )
+    # A row compacted away between the two queries is in the snapshot read below.
+    found = [(row_id, doc_id, data.get(row_id, b"")) for row_id, doc_id in ids]
     snapshots = list(
         YSnapshot.objects.filter(upto_update_id__gt=after_id).values_list("doc_id", "upto_update_id")
     )

@@ -127,7 +127,7 @@ class DocStore:
                 delay = min(delay * 2, 5.0)
                 continue
             if self.peers is not None:
-                self.spawn(self.peers.publish(room.doc_id, update))
+                self.spawn(self.peers.publish(room.doc_id, update, row_id))
             return row_id
 
     # -- rooms -----------------------------------------------------------------------------------------
@@ -247,19 +247,28 @@ class DocStore:
         if self._cursor is None:
             return 0
         floor = max(0, self._cursor - self.CATCH_UP_WINDOW)
-        changes = await self.db(persistence.changes_since, after_id=floor, writer=self.writer)
-        applied = 0
         self._caught_up = {i for i in self._caught_up if i > floor}
+        changes = await self.db(
+            persistence.changes_since,
+            after_id=floor,
+            writer=self.writer,
+            loaded=frozenset(self.rooms),
+            handled=frozenset(self._caught_up),
+        )
+        applied = 0
         for row_id, doc_id, data in changes.rows:
             self._cursor = max(self._cursor, row_id)
             # The window is re-read on every poll (late commits); each row is handled once.
             if row_id in self._caught_up:
                 continue
-            self._caught_up.add(row_id)
             room = self.rooms.get(doc_id)
             if room is None:
+                self._caught_up.add(row_id)
                 self._notify_foreign(doc_id)
                 continue
+            if not data:
+                continue  # loaded while the log was read, or compacted meanwhile: the next poll has it
+            self._caught_up.add(row_id)
             try:
                 room.apply_update(data, FOREIGN)
                 applied += 1
@@ -274,6 +283,11 @@ class DocStore:
                 self._notify_foreign(doc_id)
             self._snapshots_seen[doc_id] = upto
         return applied
+
+    def applied_from_peer(self, row_id: int) -> None:
+        """A logged row that arrived over the channel layer: the poll need not fetch or apply it again."""
+        if self._cursor is not None and row_id > self._cursor - self.CATCH_UP_WINDOW:
+            self._caught_up.add(row_id)
 
     async def reload(self, doc_id: str) -> int:
         """Merge the document's stored state into its room (repair after a gap); 1 if anything changed."""
