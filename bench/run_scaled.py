@@ -17,6 +17,8 @@ import random
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--interval-ms", type=int, default=2000, help="mean time between a client's edits")
     parser.add_argument("--workers", default="1,2", help="shapes to measure, e.g. 1,2")
+    parser.add_argument("--keep", type=Path, help="work in this directory and keep it (server logs)")
     return parser.parse_args(argv)
 
 
@@ -83,12 +86,22 @@ async def mcp_load(
     return {"calls": calls, "errors": errors}
 
 
+@contextmanager
+def killed_at_exit(servers: list[LiveServer]) -> Iterator[None]:
+    """Kill the servers before the database they use is dropped."""
+    try:
+        yield
+    finally:
+        for server in servers:
+            server.kill()
+
+
 def measure(args: argparse.Namespace, workers: int, workdir: Path) -> dict[str, Any]:
     cache = private_redis(workdir / "redis")
     cache.start()
     servers: list[LiveServer] = []
     try:
-        with fresh_database() as name:
+        with fresh_database() as name, killed_at_exit(servers):
             env = {"DATABASE_URL": f"{POSTGRES}/{name}", "REDIS_URL": f"redis://127.0.0.1:{cache.port}/0"}
             for n in range(workers):
                 server = lensrelay_server(workdir / f"w{workers}-{n}", **env)
@@ -178,8 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     harness.print_header("Scaled out: bounded load, one worker and two", source="working tree")
     results = []
     with tempfile.TemporaryDirectory(prefix="lensrelay-scaled-") as tmp:
+        workdir = args.keep or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
         for workers in (int(w) for w in args.workers.split(",")):
-            results.append(measure(args, workers, Path(tmp)))
+            results.append(measure(args, workers, workdir))
     rows = [
         (
             r["workers"],

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from channels.layers import get_channel_layer
@@ -31,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 # Group memberships are renewed this often even when no error was seen (a restart between two calls).
 REJOIN_SECONDS = 10.0
+# Updates waiting for the layer beyond this are left to the log poll.
+OUTBOX_LIMIT = 10_000
 
 
 def group_name(doc_id: str) -> str:
@@ -45,6 +48,8 @@ class PeerBus:
         self.healthy = True
         self._groups: set[str] = set()
         self._task: asyncio.Task[None] | None = None
+        self._sender: asyncio.Task[None] | None = None
+        self._outbox: deque[tuple[str, dict[str, Any]]] = deque()
         self._joined_at = 0.0
 
     async def start(self) -> None:
@@ -66,8 +71,19 @@ class PeerBus:
             self._groups.discard(group)
             await self._call(self.layer.group_discard, group, self.channel)
 
-    async def publish(self, doc_id: str, update: bytes, row_id: int) -> None:
-        await self._send(doc_id, {"type": "doc.update", "update": update, "row": row_id})
+    def publish(self, doc_id: str, update: bytes, row_id: int) -> None:
+        """Queue a logged update for the peers. One sender sends them in order, on one connection at a
+        time: a task per update would open Redis connections by the hundred under load."""
+        if len(self._outbox) >= OUTBOX_LIMIT:
+            return  # the layer cannot keep up: peers read it from the log
+        self._outbox.append((doc_id, {"type": "doc.update", "update": update, "row": row_id}))
+        if self._sender is None or self._sender.done():
+            self._sender = self.store.spawn(self._send_outbox())
+
+    async def _send_outbox(self) -> None:
+        while self._outbox:
+            doc_id, message = self._outbox.popleft()
+            await self._send(doc_id, message)
 
     async def publish_awareness(self, doc_id: str, update: bytes) -> None:
         await self._send(doc_id, {"type": "doc.awareness", "update": update})

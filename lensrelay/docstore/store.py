@@ -127,7 +127,7 @@ class DocStore:
                 delay = min(delay * 2, 5.0)
                 continue
             if self.peers is not None:
-                self.spawn(self.peers.publish(room.doc_id, update, row_id))
+                self.peers.publish(room.doc_id, update, row_id)
             return row_id
 
     # -- rooms -----------------------------------------------------------------------------------------
