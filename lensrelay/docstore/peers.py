@@ -72,11 +72,17 @@ class PeerBus:
             await self._call(self.layer.group_discard, group, self.channel)
 
     def publish(self, doc_id: str, update: bytes, row_id: int) -> None:
-        """Queue a logged update for the peers. One sender sends them in order, on one connection at a
-        time: a task per update would open Redis connections by the hundred under load."""
+        self._enqueue(doc_id, {"type": "doc.update", "update": update, "row": row_id})
+
+    def publish_awareness(self, doc_id: str, update: bytes) -> None:
+        self._enqueue(doc_id, {"type": "doc.awareness", "update": update})
+
+    def _enqueue(self, doc_id: str, message: dict[str, Any]) -> None:
+        """One sender sends everything in order, on one connection at a time: a task per message would
+        open Redis connections by the hundred under load (redis-py refuses beyond 100 per pool)."""
         if len(self._outbox) >= OUTBOX_LIMIT:
-            return  # the layer cannot keep up: peers read it from the log
-        self._outbox.append((doc_id, {"type": "doc.update", "update": update, "row": row_id}))
+            return  # the layer cannot keep up: updates reach peers through the log, presence is renewed
+        self._outbox.append((doc_id, message))
         if self._sender is None or self._sender.done():
             self._sender = self.store.spawn(self._send_outbox())
 
@@ -84,9 +90,6 @@ class PeerBus:
         while self._outbox:
             doc_id, message = self._outbox.popleft()
             await self._send(doc_id, message)
-
-    async def publish_awareness(self, doc_id: str, update: bytes) -> None:
-        await self._send(doc_id, {"type": "doc.awareness", "update": update})
 
     async def announce_versions(self, rooms: list[Room]) -> None:
         """Tell peers how far these documents have got here; peers answer with what is missing."""

@@ -184,7 +184,7 @@ class Room:
         """Send an awareness update (who is here, cursors) to every client, on this worker and the others."""
         await self.broadcast(wire.awareness_message(update))
         if self.store.peers is not None:
-            await self.store.peers.publish_awareness(self.doc_id, update)
+            self.store.peers.publish_awareness(self.doc_id, update)
 
     async def relay_awareness(self, update: bytes) -> None:
         """An awareness update from another worker's clients: to the clients here only. It is not kept:
