@@ -227,6 +227,14 @@ async def within(seconds: float, check: Callable[[], Any], what: str) -> float:
         await asyncio.sleep(0.05)
 
 
+async def one_on_each(cluster: Cluster, yclients: Any, path: str) -> tuple[str, Any, Any]:
+    """A synced y-websocket client of the document on worker A, and one on worker B."""
+    doc_id = cluster.doc_id(path)
+    on_a = await yclients(cluster.a.doc_server_url(doc_id), doc_id, params={"token": cluster.token})
+    on_b = await yclients(cluster.b.doc_server_url(doc_id), doc_id, params={"token": cluster.token})
+    return doc_id, on_a, on_b
+
+
 def closes(*clients: Any) -> int:
     return sum(len(client.events_named("connection-close")) for client in clients)
 
@@ -241,10 +249,8 @@ def plain(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 async def test_clients_on_different_workers_converge(plain: Cluster, yclients: Any) -> None:
-    doc_id = plain.doc_id("Team/Shared.md")
+    doc_id, alice, bob = await one_on_each(plain, yclients, "Team/Shared.md")
     assert plain.doc_id("Team/Shared.md", plain.b) == doc_id
-    alice = await yclients(plain.a.doc_server_url(doc_id), doc_id, params={"token": plain.token})
-    bob = await yclients(plain.b.doc_server_url(doc_id), doc_id, params={"token": plain.token})
     assert await bob.text() == "Written once, read by two workers.\n"
     await alice.insert(0, "Alice 👋 ")
     await bob.wait_text(equals="Alice 👋 Written once, read by two workers.\n", timeout=5)
@@ -356,9 +362,7 @@ async def test_an_admin_delete_disappears_from_every_worker(plain: Cluster, ycli
 async def test_an_mcp_edit_through_a_reaches_b_and_an_admin_accept_on_b_reaches_a(
     plain: Cluster, yclients: Any
 ) -> None:
-    doc_id = plain.doc_id("Team/Busy.md")
-    on_a_client = await yclients(plain.a.doc_server_url(doc_id), doc_id, params={"token": plain.token})
-    on_b_client = await yclients(plain.b.doc_server_url(doc_id), doc_id, params={"token": plain.token})
+    doc_id, on_a_client, on_b_client = await one_on_each(plain, yclients, "Team/Busy.md")
     async with mcp(plain, plain.a) as (on_a, transport):
         assert (await tool(on_a, "read", {"file_path": "Team/Busy.md"}))[0]
         ok, text = await tool(
@@ -398,9 +402,7 @@ async def test_an_mcp_session_continues_across_workers(plain: Cluster) -> None:
 
 
 async def test_a_worker_killed_mid_session_loses_nothing(plain: Cluster, yclients: Any) -> None:
-    doc_id = plain.doc_id("Team/Shared.md")
-    alice = await yclients(plain.a.doc_server_url(doc_id), doc_id, params={"token": plain.token})
-    bob = await yclients(plain.b.doc_server_url(doc_id), doc_id, params={"token": plain.token})
+    doc_id, alice, bob = await one_on_each(plain, yclients, "Team/Shared.md")
     before = await alice.text()
     for n in range(20):
         await alice.insert(0, f"{n} ")
@@ -488,9 +490,7 @@ async def test_a_redis_outage_closes_no_socket_and_the_fast_path_comes_back(
     faulty: tuple[Cluster, TcpProxy], yclients: Any
 ) -> None:
     live, _ = faulty
-    doc_id = live.doc_id("Team/Shared.md")
-    alice = await yclients(live.a.doc_server_url(doc_id), doc_id, params={"token": live.token})
-    bob = await yclients(live.b.doc_server_url(doc_id), doc_id, params={"token": live.token})
+    doc_id, alice, bob = await one_on_each(live, yclients, "Team/Shared.md")
     fast = [await delivery_seconds(alice, bob, f"<fast{n}>") for n in range(3)]
     assert statistics.median(fast) < 1.0
     live.redis.stop()
@@ -512,9 +512,7 @@ async def test_a_database_outage_answers_json_rpc_and_loses_nothing(
     faulty: tuple[Cluster, TcpProxy], yclients: Any
 ) -> None:
     live, proxy = faulty
-    doc_id = live.doc_id("Team/Busy.md")
-    alice = await yclients(live.a.doc_server_url(doc_id), doc_id, params={"token": live.token})
-    bob = await yclients(live.b.doc_server_url(doc_id), doc_id, params={"token": live.token})
+    doc_id, alice, bob = await one_on_each(live, yclients, "Team/Busy.md")
     async with mcp(live, live.a) as (client, _):
         assert (await tool(client, "read", {"file_path": "Team/Busy.md"}))[0]
         proxy.cut()
