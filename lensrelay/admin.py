@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -17,7 +18,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from lensrelay.docstore import persistence
-from lensrelay.folders import folder_create
+from lensrelay.docstore.store import run_on_store
+from lensrelay.documents import documents_delete
+from lensrelay.folders import folder_create, folder_delete
 from lensrelay.models import ApiToken, Document, Folder
 from lensrelay.tokens import token_create, token_revoke, token_set_folders, token_update
 from lensrelay.vaultpath import InvalidPath, normalize_path, validate_folder_name
@@ -89,6 +92,13 @@ class FolderAdmin(admin.ModelAdmin):
         created = folder_create(name=obj.name)
         obj.pk, obj.doc_id, obj.created = created.pk, created.doc_id, created.created
 
+    def delete_model(self, request: HttpRequest, obj: Folder) -> None:
+        folder_delete(folder=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Folder]) -> None:
+        for folder in queryset:
+            folder_delete(folder=folder)
+
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
@@ -103,6 +113,22 @@ class DocumentAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    # Deleting goes through the folder document, like a client's delete: every worker, every connected
+    # client and every view follows, and the next folder change cannot bring the row back.
+    def delete_model(self, request: HttpRequest, obj: Document) -> None:
+        # The delete view runs in a transaction; the store's own database thread writes the change, so
+        # it must start after that transaction ends (SQLite would wait on its write lock forever).
+        doc_id = obj.doc_id
+        transaction.on_commit(
+            lambda: run_on_store(lambda store: documents_delete(store=store, doc_ids=[doc_id]))
+        )
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        doc_ids = list(queryset.values_list("doc_id", flat=True))
+        transaction.on_commit(
+            lambda: run_on_store(lambda store: documents_delete(store=store, doc_ids=doc_ids))
+        )
 
     @admin.display(description="Path", ordering="path")
     def user_path(self, obj: Document) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid as uuidlib
+from collections.abc import Iterable
 
 from pycrdt import Text
 
@@ -55,6 +56,38 @@ def folder_paths(folder_room: Room) -> FolderPaths:
     """Every entry of a folder document (admitted by the mirror or not), to check a new path against:
     a new entry never overwrites or shadows one that is there."""
     return FolderPaths((entry.path, entry.type) for entry in folderdoc.entries(folder_room.doc).values())
+
+
+async def documents_delete(*, store: DocStore, doc_ids: Iterable[str]) -> int:
+    """Delete documents the way every client does: remove their entries from their folder documents.
+
+    Every worker, every folder-document client and every view (rows, paths, search) follows from
+    there; the documents' stored Yjs states are kept. Returns how many entries were removed.
+    """
+    wanted = set(doc_ids)
+    by_folder = await store.db(_folders_of, wanted)
+    removed = 0
+    for folder in by_folder:
+        room = await store.get(folder.doc_id)
+        if room is None:
+            continue
+        paths = [
+            path
+            for path, entry in folderdoc.entries(room.doc).items()
+            if content_doc_id(folder, entry.uuid) in wanted
+        ]
+        if paths:
+            with room.transact():
+                for path in paths:
+                    folderdoc.remove_entry(room.doc, path=path)
+            await room.flushed()
+            removed += len(paths)
+        await mirror_folder(store, folder_id=folder.pk, room=room)
+    return removed
+
+
+def _folders_of(doc_ids: set[str]) -> list[Folder]:
+    return list(Folder.objects.filter(documents__doc_id__in=doc_ids).distinct())
 
 
 async def document_text(*, store: DocStore, doc_id: str) -> str:

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from pycrdt import Doc
 
-from lensrelay.docstore import folderdoc, persistence
+from lensrelay.docstore import folderdoc, persistence, versions
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.later import Later
 from lensrelay.docstore.room import Room
@@ -40,15 +40,38 @@ def folder_create(*, name: str) -> Folder:
     return folder
 
 
-def sync_folder_documents(*, folder_id: int, entries: dict[str, FileEntry]) -> None:
+def folder_delete(*, folder: Folder) -> None:
+    """Delete a folder and its document rows, and announce it so every worker's views drop it.
+
+    The folder's and its documents' stored Yjs states are kept: nothing stored is lost.
+    """
+    with transaction.atomic():
+        folder.delete()
+        persistence.announce_folders_changed(writer="folder_delete")
+
+
+def sync_folder_documents(
+    *, folder_id: int, entries: dict[str, FileEntry], state: bytes | None = None
+) -> bool:
     """Mirror a folder's entries into `Document` rows: create, rename, retype and delete.
 
     Only entries naming this folder's own content and passing the path rules become rows (see
     `folder_entries`); a document moves between folders only through a service that checks both.
+    `state` is the version of the folder document the entries come from: when the rows already
+    mirror that state or a newer one (another worker got there first) nothing is written, so rows never
+    step back to an older state and each change is mirrored once. Returns whether rows were written.
     Deleting a row never deletes the document's stored Yjs state: nothing stored is lost.
     """
-    folder = Folder.objects.get(pk=folder_id)
     with transaction.atomic():
+        folder = Folder.objects.select_for_update().get(pk=folder_id)
+        if (
+            state is not None
+            and folder.mirrored_state
+            and versions.covers(bytes(folder.mirrored_state), state)
+        ):
+            return False
+        if state is not None:
+            Folder.objects.filter(pk=folder_id).update(mirrored_state=state)
         rows = {row.uuid: row for row in Document.objects.select_for_update().filter(folder=folder)}
         admitted = admissible_entries(folder=folder, entries=entries, rows=rows)
         by_uuid = {entry.uuid: entry for entry in admitted.values()}
@@ -74,6 +97,7 @@ def sync_folder_documents(*, folder_id: int, entries: dict[str, FileEntry]) -> N
             existing = rows.get(uuid)
             if existing is not None and (existing.path != entry.path or existing.type != entry.type):
                 Document.objects.filter(pk=existing.pk).update(path=entry.path, type=entry.type, modified=now)
+    return True
 
 
 def _chunks(items: list[T], size: int = 500) -> Iterator[list[T]]:
@@ -95,7 +119,8 @@ def _mirror_later(store: DocStore) -> Later:
 
 async def mirror_folder(store: DocStore, *, folder_id: int, room: Room) -> None:
     """Bring the database rows and the path index in step with a folder document, now."""
-    await store.db(sync_folder_documents, folder_id=folder_id, entries=folderdoc.entries(room.doc))
+    entries, state = folderdoc.entries(room.doc), versions.version(room.doc)
+    await store.db(sync_folder_documents, folder_id=folder_id, entries=entries, state=state)
     await path_index(store).refresh_folder(folder_id)
     await search_folder_changed(store, folder_id)
     await semantic_folder_changed(store, folder_id)

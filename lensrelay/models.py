@@ -57,7 +57,8 @@ class YSnapshot(models.Model):
 
     doc_id = models.CharField(max_length=100, unique=True)
     data = models.BinaryField()
-    upto_update_id = models.BigIntegerField(default=0)
+    # Indexed: every process looks for snapshots newer than its log cursor on each poll.
+    upto_update_id = models.BigIntegerField(default=0, db_index=True)
     updated = models.DateTimeField(default=timezone.now)
 
 
@@ -67,6 +68,9 @@ class Folder(models.Model):
     name = models.CharField(max_length=255, unique=True)
     doc_id = models.CharField(max_length=100, unique=True, default=new_doc_id)
     created = models.DateTimeField(default=timezone.now)
+    # The version of the folder document the `Document` rows were last mirrored from: every worker
+    # sees each folder change, and only the first to mirror a state does the work.
+    mirrored_state = models.BinaryField(default=b"", editable=False)
 
     class Meta:
         ordering: ClassVar = ["name"]

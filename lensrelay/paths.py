@@ -1,7 +1,9 @@
 """User-facing paths (`Lens/Notes/Ideas.md`) to documents: an in-memory index kept current per folder.
 
 Built once from the database, then refreshed one folder at a time whenever that folder's entries are
-mirrored, so resolving a path never scans all documents.
+mirrored, so resolving a path never scans all documents. Folders created or deleted anywhere (another
+worker, the admin, `import_vault` in its own process) announce themselves in the update log: a logged
+document this index does not know makes it re-read the folder list, and load new folders' documents.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lensrelay.auth import Access
-from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.later import Later
+from lensrelay.docstore.store import DocStore, on_foreign
 from lensrelay.links.resolve import LinkTarget
 from lensrelay.models import Document, Folder
 from lensrelay.vaultpath import InvalidPath, has_md_suffix, split_user_path
@@ -70,16 +73,35 @@ class PathIndex:
         self.folders: dict[int, tuple[str, str]] = {}  # id -> (name, folder doc id)
         self._by_path: dict[str, DocEntry] = {}
         self._by_doc_id: dict[str, DocEntry] = {}
+        self._folders_changed = Later(store, lambda _: self.refresh_folders(), delay=lambda: 0.0)
 
     async def ensure(self) -> None:
         if self.loaded:
             return
+        await self.store.start_feed()  # from now on, whatever another process logs is seen here
         folders, rows = await self.store.db(_folders), await self.store.db(_rows)
         self.folders = {fid: (name, doc_id) for fid, name, doc_id in folders}
         self._replace(rows, folder_ids=None)
         self.loaded = True
         # Folder documents stay loaded, so changes made through any worker reach this index.
         for _, doc_id in self.folders.values():
+            await self.store.get(doc_id)
+
+    def logged_elsewhere(self, doc_id: str) -> None:
+        """Another process logged a change to a document not loaded here: maybe a new folder's."""
+        known_folder = any(folder_doc_id == doc_id for _, folder_doc_id in self.folders.values())
+        if self.loaded and doc_id not in self._by_doc_id and not known_folder:
+            self._folders_changed.add("folders")
+
+    async def refresh_folders(self) -> None:
+        """Re-read the folder list: load new folders' documents (which mirrors them), drop deleted ones."""
+        folders = {fid: (name, doc_id) for fid, name, doc_id in await self.store.db(_folders)}
+        gone = set(self.folders) - set(folders)
+        new = [doc_id for fid, (_, doc_id) in folders.items() if fid not in self.folders]
+        self.folders = folders
+        if gone:
+            self._replace([], folder_ids=gone)
+        for doc_id in new:
             await self.store.get(doc_id)
 
     async def refresh_folder(self, folder_id: int) -> None:
@@ -161,3 +183,8 @@ class PathIndex:
 
 def path_index(store: DocStore) -> PathIndex:
     return store.attached(PathIndex)
+
+
+@on_foreign
+def _logged_elsewhere(store: DocStore, doc_id: str) -> None:
+    path_index(store).logged_elsewhere(doc_id)

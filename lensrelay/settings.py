@@ -107,8 +107,16 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000},
+            "BACKEND": os.environ.get(
+                "LENSRELAY_CHANNEL_LAYER_BACKEND", "channels_redis.core.RedisChannelLayer"
+            ),
+            "CONFIG": {
+                # redis-py's default 5 s socket timeout equals channels_redis's 5 s blocking read: every
+                # idle receive would time out. A longer one, and a short connect timeout so an outage
+                # is noticed at once (the database log carries changes meanwhile).
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
+                "capacity": 1000,
+            },
         }
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
@@ -136,6 +144,8 @@ LENSRELAY_RELAY_ID = os.environ.get("LENSRELAY_RELAY_ID", "f0a8e1f2-5b7c-4d3e-9a
 LENSRELAY_IDLE_UNLOAD_SECONDS = _env_float("LENSRELAY_IDLE_UNLOAD_SECONDS", 300.0)
 LENSRELAY_POLL_SECONDS = _env_float("LENSRELAY_POLL_SECONDS", 0.5)
 LENSRELAY_BATCH_MS = _env_float("LENSRELAY_BATCH_MS", 0.0)
+# How often workers tell each other how far their open documents have got, to repair dropped messages.
+LENSRELAY_REPAIR_SECONDS = _env_float("LENSRELAY_REPAIR_SECONDS", 2.0)
 LENSRELAY_COMPACT_AFTER_UPDATES = int(os.environ.get("LENSRELAY_COMPACT_AFTER_UPDATES", "500"))
 LENSRELAY_MAX_FRAME_BYTES = int(os.environ.get("LENSRELAY_MAX_FRAME_BYTES", str(16 * 1024 * 1024)))
 # daphne's `manage.py runserver` reads these (`python -m lensrelay.serve` sets them itself).

@@ -8,9 +8,11 @@ bearer token is required (401), then the `MCP-Protocol-Version` header picks the
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponseBase
 from ninja import NinjaAPI
 
@@ -27,8 +29,14 @@ from mcp_tools.transport.headers import (
     origin_allowed,
     parse_accept,
 )
-from mcp_tools.transport.jsonrpc import INVALID_REQUEST, RpcError, decode_json, error_response
+from mcp_tools.transport.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, RpcError, decode_json, error_response
 from mcp_tools.transport.versions import HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS, server_version
+
+logger = logging.getLogger(__name__)
+
+DATABASE_UNAVAILABLE = (
+    "Service unavailable: the database cannot be reached right now. Retry in a few seconds."
+)
 
 mcp_api = NinjaAPI(
     title="Lens Relay MCP",
@@ -41,7 +49,17 @@ mcp_api = NinjaAPI(
 
 @mcp_api.api_operation(["POST", "GET", "DELETE"], "", include_in_schema=False)
 async def mcp_endpoint(request: HttpRequest) -> HttpResponseBase:
-    return await handle(request)
+    try:
+        return await handle(request)
+    except DatabaseError as exc:
+        # Sessions, tokens and suggestions live in the database: while it is away, say so in JSON-RPC
+        # (clients retry), never with an HTML error page. The next request reconnects.
+        logger.warning("MCP request refused, the database is unavailable: %s", exc)
+        response = json_response(
+            error_response(None, RpcError(INTERNAL_ERROR, DATABASE_UNAVAILABLE)), status=503
+        )
+        response["Retry-After"] = "2"
+        return response
 
 
 # Mount with `path("mcp", urls)`.

@@ -7,6 +7,8 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
+from lensrelay.docstore.panics import failures_logged
+
 if TYPE_CHECKING:
     from lensrelay.docstore.store import DocStore
 
@@ -42,10 +44,8 @@ class Later:
             await asyncio.sleep(seconds)
         while self._dirty:
             doc_id = self._dirty.pop()
-            try:
+            with failures_logged(logger, "%r for %s", self.handle, doc_id):
                 await self.handle(doc_id)
-            except Exception:
-                logger.exception("%r failed for %s", self.handle, doc_id)
 
 
 class LaterBatch:
@@ -80,10 +80,8 @@ class LaterBatch:
         while self.pending:
             await asyncio.sleep(self.delay())
             batch, self.pending = self.pending, set()
-            try:
+            with failures_logged(logger, "%r for %d documents", self.handle, len(batch)):
                 await self.handle(batch)
-            except Exception:
-                logger.exception("%r failed for %d documents", self.handle, len(batch))
 
 
 class Once:

@@ -1,23 +1,39 @@
 """Low-latency fan-out between worker processes over the channel layer (Redis when scaled out).
 
-The layer delivers at most once, so it only makes peers fast, never correct: every update is in the
-database log first, and each process's catch-up poll applies whatever the layer dropped.
+The layer delivers at most once and may be away altogether, so it only makes peers fast, never correct:
+every update is in the database log first, and each process's catch-up poll applies whatever the layer
+dropped. On top of that, workers repair by version: every few seconds each announces the version of the
+documents its clients are editing, and a peer that has something the announcer lacks sends it.
+
+Nothing here raises into its callers: while Redis is away, publishing is skipped (the log carries the
+changes), and once it answers again every group is joined anew, because a Redis restarted empty has
+forgotten them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from channels.layers import get_channel_layer
 
+from lensrelay.docstore import versions
+from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.room import FOREIGN
 
 if TYPE_CHECKING:
+    from lensrelay.docstore.room import Room
     from lensrelay.docstore.store import DocStore
 
 logger = logging.getLogger(__name__)
+
+# Group memberships are renewed this often even when no error was seen (a restart between two calls).
+REJOIN_SECONDS = 10.0
+# Updates waiting for the layer beyond this are left to the log poll.
+OUTBOX_LIMIT = 10_000
 
 
 def group_name(doc_id: str) -> str:
@@ -29,8 +45,12 @@ class PeerBus:
         self.store = store
         self.layer: Any = get_channel_layer()
         self.channel: str | None = None
+        self.healthy = True
         self._groups: set[str] = set()
         self._task: asyncio.Task[None] | None = None
+        self._sender: asyncio.Task[None] | None = None
+        self._outbox: deque[tuple[str, dict[str, Any]]] = deque()
+        self._joined_at = 0.0
 
     async def start(self) -> None:
         if self.channel is None:
@@ -39,26 +59,78 @@ class PeerBus:
 
     async def join(self, doc_id: str) -> None:
         await self.start()
-        assert self.channel is not None
         group = group_name(doc_id)
         if group not in self._groups:
             self._groups.add(group)
-            await self.layer.group_add(group, self.channel)
+            if self.healthy:  # otherwise the rejoin after the outage adds it
+                await self._call(self.layer.group_add, group, self.channel)
 
     async def leave(self, doc_id: str) -> None:
         group = group_name(doc_id)
-        if group in self._groups and self.channel is not None:
+        if group in self._groups:
             self._groups.discard(group)
-            await self.layer.group_discard(group, self.channel)
+            await self._call(self.layer.group_discard, group, self.channel)
 
-    async def publish(self, doc_id: str, update: bytes) -> None:
+    def publish(self, doc_id: str, update: bytes, row_id: int) -> None:
+        self._enqueue(doc_id, {"type": "doc.update", "update": update, "row": row_id})
+
+    def publish_awareness(self, doc_id: str, update: bytes) -> None:
+        self._enqueue(doc_id, {"type": "doc.awareness", "update": update})
+
+    def _enqueue(self, doc_id: str, message: dict[str, Any]) -> None:
+        """One sender sends everything in order, on one connection at a time: a task per message would
+        open Redis connections by the hundred under load (redis-py refuses beyond 100 per pool)."""
+        if len(self._outbox) >= OUTBOX_LIMIT:
+            return  # the layer cannot keep up: updates reach peers through the log, presence is renewed
+        self._outbox.append((doc_id, message))
+        if self._sender is None or self._sender.done():
+            self._sender = self.store.spawn(self._send_outbox())
+
+    async def _send_outbox(self) -> None:
+        while self._outbox:
+            doc_id, message = self._outbox.popleft()
+            await self._send(doc_id, message)
+
+    async def announce_versions(self, rooms: list[Room]) -> None:
+        """Tell peers how far these documents have got here; peers answer with what is missing."""
+        for room in rooms:
+            await self._send(room.doc_id, {"type": "doc.version", "version": versions.version(room.doc)})
+
+    async def renew(self) -> None:
+        """Join every group again now and then: cheap, and it heals a Redis that lost its memberships.
+        While the layer is away this is how its return is noticed (nothing else is sent meanwhile)."""
+        if not self.healthy or time.monotonic() - self._joined_at >= REJOIN_SECONDS:
+            await self._rejoin()
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    async def _send(self, doc_id: str, message: dict[str, Any]) -> None:
+        if not self.healthy or group_name(doc_id) not in self._groups:
+            return  # the log carries it
+        message = {**message, "doc_id": doc_id, "writer": self.store.writer, "reply": self.channel}
+        await self._call(self.layer.group_send, group_name(doc_id), message)
+
+    async def _call(self, method: Any, *args: Any) -> bool:
         try:
-            await self.layer.group_send(
-                group_name(doc_id),
-                {"type": "doc.update", "doc_id": doc_id, "update": update, "writer": self.store.writer},
-            )
-        except Exception:
-            logger.warning("could not publish an update of %s to peers; they catch up from the log", doc_id)
+            await method(*args)
+        except Exception as exc:
+            self._lost(exc)
+            return False
+        return True
+
+    def _lost(self, exc: Exception) -> None:
+        if self.healthy:
+            logger.warning("channel layer unavailable (%s); peers catch up from the database", exc)
+        self.healthy = False
+
+    async def _rejoin(self) -> None:
+        self._joined_at = time.monotonic()
+        for group in list(self._groups):
+            if not await self._call(self.layer.group_add, group, self.channel):
+                return
+        if not self.healthy:
+            self.healthy = True
+            logger.info("channel layer back; rejoined %d document groups", len(self._groups))
 
     async def _receive(self) -> None:
         assert self.channel is not None
@@ -67,16 +139,41 @@ class PeerBus:
                 message = await self.layer.receive(self.channel)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                logger.warning("peer channel receive failed; retrying", exc_info=True)
+            except Exception as exc:
+                self._lost(exc)
                 await asyncio.sleep(1)
                 continue
-            if message.get("writer") == self.store.writer:
-                continue
-            room = self.store.rooms.get(message.get("doc_id", ""))
-            if room is None:
-                continue
+            with failures_logged(logger, "peer message %s", message.get("type")):
+                await self._handle(message)
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        if message.get("writer") == self.store.writer:
+            return
+        room = self.store.rooms.get(message.get("doc_id", ""))
+        if room is None:
+            return
+        kind = message.get("type")
+        if kind == "doc.update":
             try:
                 room.apply_update(message["update"], FOREIGN)
             except (KeyError, ValueError):
-                logger.error("dropping a malformed peer message for %s", message.get("doc_id"))
+                logger.error("dropping a malformed peer update for %s", room.doc_id)
+                return
+            if isinstance(message.get("row"), int):
+                self.store.applied_from_peer(message["row"])
+        elif kind == "doc.awareness":
+            await room.relay_awareness(message["update"])
+        elif kind == "doc.version":
+            await self._answer_version(room, message)
+
+    async def _answer_version(self, room: Room, message: dict[str, Any]) -> None:
+        if room.dirty:
+            return  # not all of it is durable yet: answer the next announcement instead
+        theirs = message["version"]
+        if versions.covers(theirs, versions.version(room.doc)):
+            return
+        # What they lack, straight to them. It is in the database already (all content is logged
+        # before anyone sees it), so they apply it without logging it again.
+        missing = room.doc.get_update(versions.state_of(theirs))
+        reply = {"type": "doc.update", "doc_id": room.doc_id, "update": missing, "writer": self.store.writer}
+        await self._call(self.layer.send, message["reply"], reply)

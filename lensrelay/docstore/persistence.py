@@ -31,12 +31,20 @@ def doc_kind(doc_id: str) -> str | None:
 
 
 def load_state(doc_id: str) -> StoredState:
-    snapshot = YSnapshot.objects.filter(doc_id=doc_id).first()
-    after = snapshot.upto_update_id if snapshot else 0
-    rows = list(YUpdate.objects.filter(doc_id=doc_id, id__gt=after).order_by("id").values_list("id", "data"))
-    updates = ([bytes(snapshot.data)] if snapshot else []) + [bytes(data) for _, data in rows]
-    last_id = rows[-1][0] if rows else after
-    return StoredState(update=_merged(updates), last_update_id=last_id, log_rows=len(rows))
+    """The document's whole stored state, consistent even while another process compacts it.
+
+    The log is read before the snapshot: a compaction that commits in between has folded the rows it
+    deleted into the snapshot read after, so no update is missed whatever the isolation level. Rows
+    read that were folded meanwhile are applied twice, which a CRDT ignores.
+    """
+    rows = list(YUpdate.objects.filter(doc_id=doc_id).order_by("id").values_list("id", "data"))
+    snapshot = YSnapshot.objects.filter(doc_id=doc_id).values_list("data", "upto_update_id").first()
+    upto = snapshot[1] if snapshot else 0
+    updates = ([bytes(snapshot[0])] if snapshot else []) + [bytes(data) for _, data in rows]
+    last_id = max([upto, *(row_id for row_id, _ in rows)])
+    return StoredState(
+        update=_merged(updates), last_update_id=last_id, log_rows=sum(1 for i, _ in rows if i > upto)
+    )
 
 
 def stored_text(doc_id: str, *, name: str = "contents") -> str | None:
@@ -54,18 +62,16 @@ def stored_texts(doc_ids: list[str], *, name: str = "contents") -> dict[str, str
     texts: dict[str, str] = {}
     for start in range(0, len(doc_ids), 500):
         chunk = doc_ids[start : start + 500]
-        snapshots = {
-            s.doc_id: (bytes(s.data), s.upto_update_id) for s in YSnapshot.objects.filter(doc_id__in=chunk)
-        }
+        # Log before snapshots, as in load_state: a concurrent compaction cannot hide a row.
         updates: dict[str, list[bytes]] = {doc_id: [] for doc_id in chunk}
-        rows = YUpdate.objects.filter(doc_id__in=chunk).order_by("id").values_list("doc_id", "id", "data")
-        for doc_id, row_id, data in rows:
-            if row_id > snapshots.get(doc_id, (b"", 0))[1]:
-                updates[doc_id].append(bytes(data))
+        rows = YUpdate.objects.filter(doc_id__in=chunk).order_by("id").values_list("doc_id", "data")
+        for doc_id, data in rows:
+            updates[doc_id].append(bytes(data))
+        snapshots = dict(YSnapshot.objects.filter(doc_id__in=chunk).values_list("doc_id", "data"))
         for doc_id in chunk:
             doc: Doc[Any] = Doc()
             if doc_id in snapshots:
-                doc.apply_update(snapshots[doc_id][0])
+                doc.apply_update(bytes(snapshots[doc_id]))
             for update in updates[doc_id]:
                 doc.apply_update(update)
             texts[doc_id] = str(doc.get(name, type=Text))
@@ -86,38 +92,86 @@ def touch_modified(doc_id: str) -> None:
 
 
 def compact(doc_id: str) -> int:
-    """Merge the snapshot and the log into a new snapshot; returns how many log rows were folded in."""
+    """Merge the snapshot and the log into a new snapshot; returns how many log rows were folded in.
+
+    Exactly the rows read are folded and deleted: a row whose id was reserved earlier but committed
+    later (concurrent writers) stays in the log. Processes that had not read a folded row find the
+    snapshot through `changes_since` and merge it.
+    """
     with transaction.atomic():
         snapshot = YSnapshot.objects.select_for_update().filter(doc_id=doc_id).first()
-        after = snapshot.upto_update_id if snapshot else 0
-        upto = YUpdate.objects.filter(doc_id=doc_id, id__gt=after).aggregate(m=Max("id"))["m"]
-        if upto is None:
+        rows = list(YUpdate.objects.filter(doc_id=doc_id).order_by("id").values_list("id", "data"))
+        if not rows:
             return 0
-        rows = list(
-            YUpdate.objects.filter(doc_id=doc_id, id__gt=after, id__lte=upto)
-            .order_by("id")
-            .values_list("data", flat=True)
-        )
-        updates = ([bytes(snapshot.data)] if snapshot else []) + [bytes(d) for d in rows]
+        updates = ([bytes(snapshot.data)] if snapshot else []) + [bytes(d) for _, d in rows]
         merged = _merged(updates)
         assert merged is not None
+        upto = max(rows[-1][0], snapshot.upto_update_id if snapshot else 0)
         YSnapshot.objects.update_or_create(
             doc_id=doc_id,
             defaults={"data": merged, "upto_update_id": upto, "updated": timezone.now()},
         )
-        YUpdate.objects.filter(doc_id=doc_id, id__lte=upto).delete()
+        ids = [row_id for row_id, _ in rows]
+        for start in range(0, len(ids), 500):
+            YUpdate.objects.filter(id__in=ids[start : start + 500]).delete()
     return len(rows)
 
 
-def foreign_updates(*, after_id: int, writer: str, limit: int = 2000) -> list[tuple[int, str, bytes]]:
-    """Updates logged by other processes (other workers, management commands) after `after_id`."""
-    rows = (
+@dataclass(frozen=True)
+class Changes:
+    """What other processes logged after a log id, and the snapshots that may have folded some of it."""
+
+    rows: list[tuple[int, str, bytes]]
+    # (doc_id, upto_update_id) of snapshots covering ids after the cursor: their documents may have
+    # lost log rows this process never read, so it reloads their state instead.
+    snapshots: list[tuple[str, int]]
+
+
+def changes_since(
+    *,
+    after_id: int,
+    writer: str,
+    loaded: frozenset[str] | None = None,
+    handled: frozenset[int] = frozenset(),
+    limit: int = 2000,
+) -> Changes:
+    """Updates logged by other processes (workers, management commands) after `after_id`.
+
+    Only rows of `loaded` documents (None: all) that are not `handled` already (applied from the
+    channel layer, or on an earlier poll) come back with their data; the others name their document.
+    Snapshots are read after the log: a compaction that deleted rows before the log was read has
+    committed its snapshot by then.
+    """
+    ids = list(
         YUpdate.objects.filter(id__gt=after_id)
         .exclude(writer=writer)
         .order_by("id")
-        .values_list("id", "doc_id", "data")[:limit]
+        .values_list("id", "doc_id")[:limit]
     )
-    return [(row_id, doc_id, bytes(data)) for row_id, doc_id, data in rows]
+    wanted = [
+        row_id for row_id, doc_id in ids if row_id not in handled and (loaded is None or doc_id in loaded)
+    ]
+    data: dict[int, bytes] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        data.update(
+            (row_id, bytes(d)) for row_id, d in YUpdate.objects.filter(id__in=chunk).values_list("id", "data")
+        )
+    # A row compacted away between the two queries is in the snapshot read below.
+    found = [(row_id, doc_id, data.get(row_id, b"")) for row_id, doc_id in ids]
+    snapshots = list(
+        YSnapshot.objects.filter(upto_update_id__gt=after_id).values_list("doc_id", "upto_update_id")
+    )
+    return Changes(rows=found, snapshots=snapshots)
+
+
+# A log entry under this id changes no document: it tells every process to re-read the folder list.
+FOLDERS_CHANGED = "lensrelay.folders-changed"
+EMPTY_UPDATE = b"\x00\x00"
+
+
+def announce_folders_changed(*, writer: str) -> None:
+    YUpdate.objects.create(doc_id=FOLDERS_CHANGED, data=EMPTY_UPDATE, writer=writer)
 
 
 def last_update_id() -> int:

@@ -68,6 +68,10 @@ class Room:
         self._subscription: Subscription | None = None
         self._rehearsal = Rehearsal(self.doc)
         self._rehearsed = False
+        # Whether the batch change listeners are looking at was made in this process (not only
+        # applied from another's log). Work whose result is shared (backlinks written into folder
+        # documents, suggestion rows) is done by the process where the change happened, once.
+        self.changed_here = False
 
     # -- loading ---------------------------------------------------------------------------------------
 
@@ -173,6 +177,7 @@ class Room:
                 # The sender already has its own change; everyone else gets the merged update.
                 if origins != {id(peer)}:
                     await _send(peer, frame)
+            self.changed_here = bool(to_log)
             self.store.notify_changed(self, [update for update, _ in batch])
         self.last_used = time.monotonic()
         waiters, self._waiters = self._waiters, []
@@ -192,7 +197,18 @@ class Room:
         self.last_used = time.monotonic()
         removal = self.awareness.remove(client_ids)
         if removal is not None:
-            await self.broadcast(wire.awareness_message(removal))
+            await self.share_awareness(removal)
+
+    async def share_awareness(self, update: bytes) -> None:
+        """Send an awareness update (who is here, cursors) to every client, on this worker and the others."""
+        await self.broadcast(wire.awareness_message(update))
+        if self.store.peers is not None:
+            self.store.peers.publish_awareness(self.doc_id, update)
+
+    async def relay_awareness(self, update: bytes) -> None:
+        """An awareness update from another worker's clients: to the clients here only. It is not kept:
+        clients renew their state every 15 s, and a worker that dies cannot leave stale states here."""
+        await self.broadcast(wire.awareness_message(update))
 
     async def broadcast(self, frame: bytes) -> None:
         for peer in list(self.clients):

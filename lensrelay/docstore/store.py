@@ -7,15 +7,17 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.db import connection, connections
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.peers import PeerBus
 from lensrelay.docstore.room import FOREIGN, Room
 
@@ -79,12 +81,15 @@ class DocStore:
         self._background: set[asyncio.Task[Any]] = set()
         self._cursor: int | None = None
         self._caught_up: set[int] = set()
+        self._snapshots_seen: dict[str, int] = {}
         self._maintenance: asyncio.Task[None] | None = None
         self._attached: dict[Callable[..., Any], Any] = {}
         self.idle_seconds = settings.LENSRELAY_IDLE_UNLOAD_SECONDS
         self.poll_seconds = settings.LENSRELAY_POLL_SECONDS
         self.compact_after = settings.LENSRELAY_COMPACT_AFTER_UPDATES
         self.batch_seconds = settings.LENSRELAY_BATCH_MS / 1000
+        self.repair_seconds = settings.LENSRELAY_REPAIR_SECONDS
+        self._repaired_at = 0.0
         # Only worth it with several processes: the in-memory layer has no one else to reach.
         self.peers: PeerBus | None = PeerBus(self) if settings.REDIS_URL else None
 
@@ -122,7 +127,7 @@ class DocStore:
                 delay = min(delay * 2, 5.0)
                 continue
             if self.peers is not None:
-                self.spawn(self.peers.publish(room.doc_id, update))
+                self.peers.publish(room.doc_id, update, row_id)
             return row_id
 
     # -- rooms -----------------------------------------------------------------------------------------
@@ -153,16 +158,14 @@ class DocStore:
         kind = await self.db(persistence.doc_kind, doc_id)
         if kind is None:
             return None
-        if self._cursor is None:
-            # Before the first load: anything logged elsewhere from now on is caught up.
-            self._cursor = await self.db(persistence.last_update_id)
-        self._start_maintenance()
+        await self.start_feed()
         state = await self.db(persistence.load_state, doc_id)
         room = Room(store=self, doc_id=doc_id, kind=kind)
         room.load(state.update, log_rows=state.log_rows)
+        self._snapshots_seen[doc_id] = max(self._snapshots_seen.get(doc_id, 0), state.last_update_id)
         self.rooms[doc_id] = room
         if self.peers is not None:
-            await self.peers.join(doc_id)
+            await self.peers.join(doc_id)  # never raises: without Redis the log still carries changes
         for listener in _load_listeners:
             listener(room)
         return room
@@ -176,15 +179,17 @@ class DocStore:
 
     def notify_changed(self, room: Room, updates: Sequence[bytes]) -> None:
         for listener in _change_listeners:
-            try:
+            with failures_logged(logger, "change listener %r for %s", listener, room.doc_id):
                 listener(room, updates)
-            except Exception:
-                logger.exception("change listener %r failed for %s", listener, room.doc_id)
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
-        """Run background work, keeping a reference so it is not garbage collected mid-flight."""
+        """Run background work, keeping a reference so it is not garbage collected mid-flight.
+
+        A task that fails is logged at once (never "Task exception was never retrieved" at exit).
+        """
         task = self.loop.create_task(coro)
         self._background.add(task)
+        task.add_done_callback(_log_failure)
         task.add_done_callback(self._background.discard)
         return task
 
@@ -206,48 +211,104 @@ class DocStore:
 
     # -- catch-up and unloading --------------------------------------------------------------------------
 
-    def _start_maintenance(self) -> None:
+    async def start_feed(self) -> None:
+        """Follow what other processes log from now on (idempotent; loading a document starts it too)."""
+        if self._cursor is None:
+            # Anything logged elsewhere from now on is caught up.
+            self._cursor = await self.db(persistence.last_update_id)
         if self._maintenance is None or self._maintenance.done():
             self._maintenance = self.loop.create_task(self._maintain())
 
     async def _maintain(self) -> None:
         while True:
             await asyncio.sleep(self.poll_seconds)
-            try:
+            with failures_logged(logger, "document store maintenance"):
                 await self.catch_up()
                 await self.unload_idle()
-            except Exception:
-                logger.exception("document store maintenance failed")
+            if self.peers is not None:
+                with failures_logged(logger, "peer repair"):
+                    await self._repair_peers()
+
+    async def _repair_peers(self) -> None:
+        assert self.peers is not None
+        await self.peers.renew()
+        now = time.monotonic()
+        if now - self._repaired_at >= self.repair_seconds:
+            self._repaired_at = now
+            await self.peers.announce_versions([room for room in self.rooms.values() if room.clients])
 
     async def catch_up(self) -> int:
-        """Apply updates other processes logged for documents loaded here; returns how many applied."""
+        """Apply updates other processes logged for documents loaded here; returns how many applied.
+
+        A document compacted past rows this process never read (it lagged, or the rows' ids were
+        skipped by the window) is reloaded from the database and merged: a CRDT merge by state is
+        idempotent, so what the room already had is ignored and what it missed is added.
+        """
         if self._cursor is None:
             return 0
-        rows = await self.db(
-            persistence.foreign_updates,
-            after_id=max(0, self._cursor - self.CATCH_UP_WINDOW),
-            writer=self.writer,
-        )
-        applied = 0
         floor = max(0, self._cursor - self.CATCH_UP_WINDOW)
         self._caught_up = {i for i in self._caught_up if i > floor}
-        for row_id, doc_id, data in rows:
+        changes = await self.db(
+            persistence.changes_since,
+            after_id=floor,
+            writer=self.writer,
+            loaded=frozenset(self.rooms),
+            handled=frozenset(self._caught_up),
+        )
+        applied = 0
+        for row_id, doc_id, data in changes.rows:
             self._cursor = max(self._cursor, row_id)
             # The window is re-read on every poll (late commits); each row is handled once.
             if row_id in self._caught_up:
                 continue
-            self._caught_up.add(row_id)
             room = self.rooms.get(doc_id)
             if room is None:
-                for listener in _foreign_listeners:
-                    listener(self, doc_id)
+                self._caught_up.add(row_id)
+                self._notify_foreign(doc_id)
                 continue
+            if not data:
+                continue  # loaded while the log was read, or compacted meanwhile: the next poll has it
+            self._caught_up.add(row_id)
             try:
                 room.apply_update(data, FOREIGN)
                 applied += 1
             except ValueError:
                 logger.error("logged update %s of %s does not decode", row_id, doc_id)
+        for doc_id, upto in changes.snapshots:
+            if upto <= self._snapshots_seen.get(doc_id, 0):
+                continue
+            if doc_id in self.rooms:
+                applied += await self.reload(doc_id)  # if this fails, the next poll tries again
+            else:
+                self._notify_foreign(doc_id)
+            self._snapshots_seen[doc_id] = upto
         return applied
+
+    def applied_from_peer(self, row_id: int) -> None:
+        """A logged row that arrived over the channel layer: the poll need not fetch or apply it again."""
+        if self._cursor is not None and row_id > self._cursor - self.CATCH_UP_WINDOW:
+            self._caught_up.add(row_id)
+
+    async def reload(self, doc_id: str) -> int:
+        """Merge the document's stored state into its room (repair after a gap); 1 if anything changed."""
+        room = self.rooms.get(doc_id)
+        if room is None:
+            return 0
+        state = await self.db(persistence.load_state, doc_id)
+        if state.update is None or self.rooms.get(doc_id) is not room:
+            return 0
+        before = room.doc.get_state()
+        try:
+            room.apply_update(state.update, FOREIGN)
+        except ValueError:
+            logger.error("the stored state of %s does not decode", doc_id)
+            return 0
+        return int(room.doc.get_state() != before)
+
+    def _notify_foreign(self, doc_id: str) -> None:
+        for listener in _foreign_listeners:
+            with failures_logged(logger, "foreign-change listener %r for %s", listener, doc_id):
+                listener(self, doc_id)
 
     async def unload_idle(self) -> None:
         now = time.monotonic()
@@ -280,6 +341,11 @@ class DocStore:
         self._db.shutdown(wait=True)
 
 
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        logger.error("background task %s failed", task.get_name(), exc_info=exc)
+
+
 _stores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, DocStore] = weakref.WeakKeyDictionary()
 # Stores that a session created (no server loop had one) and how many sessions are using each.
 _session_stores: weakref.WeakKeyDictionary[DocStore, int] = weakref.WeakKeyDictionary()
@@ -310,6 +376,17 @@ async def store_session() -> AsyncIterator[DocStore]:
                 if _stores.get(loop) is store:
                     del _stores[loop]
                 await store.close()
+
+
+def run_on_store(work: Callable[[DocStore], Awaitable[T]]) -> T:
+    """Run store work from synchronous code (the admin): on the server's event loop when called from a
+    request thread, so the live rooms, their clients and the other workers see the change."""
+
+    async def run() -> T:
+        async with store_session() as store:
+            return await work(store)
+
+    return async_to_sync(run)()
 
 
 def get_store() -> DocStore:

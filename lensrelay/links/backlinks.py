@@ -120,5 +120,5 @@ def backlink_indexer(store: DocStore) -> Later:
 
 @on_change
 def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind == "content":
+    if room.kind == "content" and room.changed_here:  # once, by the process where the edit happened
         backlink_indexer(room.store).add(room.doc_id)

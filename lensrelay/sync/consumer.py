@@ -38,6 +38,9 @@ UNKNOWN_DOC_GRACE_SECONDS = 2.0
 
 
 class SyncConsumer(AsyncWebsocketConsumer):
+    # No channel-layer subscription per socket: documents fan out through the store's one peer bus,
+    # and a Redis outage must never close a WebSocket (Channels' receive loop would, with 1011).
+    channel_layer_alias = "lensrelay.sync-consumers-use-no-layer"
     room: Room | None = None
     access: Access | None = None
     doc_id: str | None = None
@@ -197,8 +200,8 @@ class SyncConsumer(AsyncWebsocketConsumer):
         owned.update(received.added)
         for peer_ids in room.clients.values():
             peer_ids.difference_update(received.removed)
-        # Echo to everyone, the sender included: y-websocket clients drop silent connections.
-        await room.broadcast(wire.awareness_message(update))
+        # Echo to everyone on every worker, the sender included: y-websocket clients drop silent connections.
+        await room.share_awareness(update)
 
     async def _awareness_refused(self, reason: str) -> None:
         # Presence is best effort: the sync goes on; the client's log says why its state was dropped.

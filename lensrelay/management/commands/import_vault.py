@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lensrelay.docstore.store import get_store
+from lensrelay.links.backlinks import backlink_indexer
 from lensrelay.vault import ImportReport, import_vault
 
 
@@ -23,7 +24,10 @@ class Command(BaseCommand):
         async def run() -> ImportReport:
             store = get_store()
             try:
-                return await import_vault(store=store, root=root, folder_name=options["folder"])
+                report = await import_vault(store=store, root=root, folder_name=options["folder"])
+                # Link indexing is done once, by the process that made the change: this one.
+                await backlink_indexer(store).settled()
+                return report
             finally:
                 await store.close()
 

@@ -1,0 +1,177 @@
+"""Workers' fan-out over the channel layer: repair by version when messages are dropped, presence across
+workers, and a layer outage that neither raises into the store nor leaves groups unjoined afterwards.
+
+Two stores on one event loop stand in for two workers (each its own writer), sharing one in-memory
+channel layer wrapped to drop or refuse messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from pycrdt import Text
+
+from lensrelay.docstore.offsets import text_insert
+from lensrelay.docstore.peers import PeerBus, group_name
+from lensrelay.docstore.store import DocStore
+from lensrelay.documents import document_create
+from lensrelay.sync import wire
+from lensrelay.sync.consumer import SyncConsumer
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class FaultyLayer:
+    """An in-memory layer that can drop document updates sent to groups, or refuse every call."""
+
+    def __init__(self) -> None:
+        self.inner = InMemoryChannelLayer()
+        self.drop_updates = False
+        self.down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise ConnectionError("Redis is away")
+
+    async def new_channel(self) -> str:
+        return str(await self.inner.new_channel())
+
+    async def group_add(self, group: str, channel: str) -> None:
+        self._check()
+        await self.inner.group_add(group, channel)
+
+    async def group_discard(self, group: str, channel: str) -> None:
+        self._check()
+        await self.inner.group_discard(group, channel)
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        self._check()
+        if self.drop_updates and message["type"] == "doc.update":
+            return
+        await self.inner.group_send(group, message)
+
+    async def send(self, channel: str, message: dict[str, Any]) -> None:
+        self._check()
+        await self.inner.send(channel, message)
+
+    async def receive(self, channel: str) -> Any:
+        while self.down:
+            await asyncio.sleep(0.01)
+            if self.down:
+                raise ConnectionError("Redis is away")
+        return await self.inner.receive(channel)
+
+    def members(self, group: str) -> set[str]:
+        return set(self.inner.groups.get(group, {}))
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.frames: list[bytes] = []
+
+    async def send_frame(self, frame: bytes) -> None:
+        self.frames.append(frame)
+
+
+@pytest.fixture
+async def workers(transactional_db: None) -> AsyncIterator[tuple[DocStore, DocStore, FaultyLayer]]:
+    layer = FaultyLayer()
+    loop = asyncio.get_running_loop()
+    pair = (DocStore(loop), DocStore(loop))
+    for store in pair:
+        store.peers = PeerBus(store)
+        store.peers.layer = layer
+    yield pair[0], pair[1], layer
+    for store in pair:
+        await store.close()
+
+
+async def shared_note(first: DocStore, second: DocStore) -> tuple[Any, Any]:
+    from lensrelay.folders import folder_create
+
+    folder = await sync_to_async(folder_create)(name="Lens")
+    note = await document_create(store=first, folder=folder, path="/Note.md", text="start")
+    return await first.get(note.doc_id), await second.get(note.doc_id)
+
+
+def text(room: Any) -> str:
+    return str(room.doc.get("contents", type=Text))
+
+
+async def eventually(check: Any, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "never happened"
+        await asyncio.sleep(0.02)
+
+
+async def test_updates_reach_the_other_worker_through_the_layer(workers: Any) -> None:
+    first, second, _ = workers
+    a, b = await shared_note(first, second)
+    await second.catch_up()  # the rows logged before B loaded the note (the poll re-reads a window)
+    ytext = a.doc.get("contents", type=Text)
+    with a.transact():
+        text_insert(ytext, current=str(ytext), index=0, value="fast ")
+    await eventually(lambda: text(b) == "fast start")
+    # The log poll neither fetches nor applies again what the layer delivered.
+    await a.flushed()
+    assert await second.catch_up() == 0
+
+
+async def test_a_dropped_update_is_repaired_by_version_without_the_database_poll(workers: Any) -> None:
+    first, second, layer = workers
+    a, b = await shared_note(first, second)
+    b.join(Recorder())  # B has a client, so it announces how far it has got
+    layer.drop_updates = True
+    ytext = a.doc.get("contents", type=Text)
+    with a.transact():
+        text_insert(ytext, current=str(ytext), index=5, value=" lost in transit")
+    await a.flushed()
+    await asyncio.sleep(0.1)
+    assert text(b) == "start"  # dropped, and nobody polls the log in this test
+    await second.peers.announce_versions([b])
+    await eventually(lambda: text(b) == "start lost in transit")
+
+
+async def test_presence_reaches_clients_on_the_other_worker(workers: Any) -> None:
+    first, second, _ = workers
+    a, b = await shared_note(first, second)
+    watcher = Recorder()
+    b.join(watcher)
+    update = wire.var_uint(1) + wire.var_uint(42) + wire.var_uint(1) + wire.var_bytes(b'{"user":"ada"}')
+    a.awareness.apply(update)
+    await a.share_awareness(update)
+    await eventually(lambda: wire.awareness_message(update) in watcher.frames)
+
+
+async def test_a_layer_outage_never_raises_and_groups_are_rejoined_after_it(workers: Any) -> None:
+    first, second, layer = workers
+    a, b = await shared_note(first, second)
+    layer.down = True
+    ytext = a.doc.get("contents", type=Text)
+    with a.transact():
+        text_insert(ytext, current=str(ytext), index=0, value="during ")
+    await a.flushed()  # logged; publishing failed quietly
+    assert not first.peers.healthy
+    # Redis comes back empty: it has forgotten every group.
+    layer.inner = InMemoryChannelLayer()
+    layer.down = False
+    await asyncio.sleep(1.2)  # the receive loop notices and rejoins
+    await eventually(lambda: first.peers.channel in layer.members(group_name(a.doc_id)))
+    await eventually(lambda: second.peers.channel in layer.members(group_name(b.doc_id)))
+    await second.catch_up()  # what the layer missed comes from the log...
+    assert text(b) == "during start"
+    with a.transact():
+        text_insert(ytext, current=str(ytext), index=0, value="after ")
+    await eventually(lambda: text(b) == "after during start")  # ...and the fast path is back, unpolled
+
+
+def test_sync_sockets_do_not_subscribe_to_the_channel_layer() -> None:
+    # Channels' consumer would otherwise run a layer receive loop per socket, and close the socket
+    # (1011) when Redis goes away.
+    assert get_channel_layer(SyncConsumer.channel_layer_alias) is None
