@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from pycrdt import Text
 
 from lensrelay.docstore.offsets import text_delete
 from lensrelay.docstore.room import Room
-from lensrelay.docstore.store import DocStore, store_session
+from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.paths import path_index
 from lensrelay.texts import CONTENTS
 from suggestions.claims import (
@@ -142,24 +141,14 @@ async def suggestion_bulk_decide(
 # -- sync entry points for the admin -------------------------------------------------------------------
 
 
-def _run_on_store(coro_factory: Any) -> Any:
-    """Run store work from sync code: on the server's event loop when called from a request thread."""
-
-    async def run() -> Any:
-        async with store_session() as store:
-            return await coro_factory(store)
-
-    return async_to_sync(run)()
-
-
 def suggestion_accept(*, suggestion: Suggestion, user: Any, note: str = "") -> Decision:
-    return _run_on_store(
+    return run_on_store(
         lambda store: suggestion_decide(store=store, suggestion=suggestion, user=user, accept=True, note=note)
     )
 
 
 def suggestion_reject(*, suggestion: Suggestion, user: Any, note: str = "") -> Decision:
-    return _run_on_store(
+    return run_on_store(
         lambda store: suggestion_decide(
             store=store, suggestion=suggestion, user=user, accept=False, note=note
         )
@@ -169,7 +158,7 @@ def suggestion_reject(*, suggestion: Suggestion, user: Any, note: str = "") -> D
 def suggestion_bulk(
     *, suggestions: Sequence[Suggestion], user: Any, accept: bool, note: str = ""
 ) -> list[Decision]:
-    return _run_on_store(
+    return run_on_store(
         lambda store: suggestion_bulk_decide(
             store=store, suggestions=suggestions, user=user, accept=accept, note=note
         )
