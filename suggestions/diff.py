@@ -151,6 +151,30 @@ def _block_runs(old: str, new: str, block: tuple[int, int, int, int]) -> list[tu
     return runs
 
 
+def _tightened(hunk: Hunk) -> Hunk:
+    """A hunk that only adds or only removes text once the graphemes both sides share at its edges are
+    left out, as exactly that: ``keep delete me keep`` → ``keepkeep`` deletes `` delete me `` and
+    inserts nothing, rather than ``{-- delete me --}{++  ++}``. Other hunks stay word-level."""
+    old_g, new_g = regex.findall(r"\X", hunk.old), regex.findall(r"\X", hunk.new)
+    lead = 0
+    while lead < min(len(old_g), len(new_g)) and old_g[lead] == new_g[lead]:
+        lead += 1
+    trail = 0
+    while trail < min(len(old_g), len(new_g)) - lead and old_g[-1 - trail] == new_g[-1 - trail]:
+        trail += 1
+    if lead + trail not in (len(old_g), len(new_g)):
+        return hunk
+    head = len("".join(old_g[:lead]))
+    old_core = "".join(old_g[lead : len(old_g) - trail])
+    new_core = "".join(new_g[lead : len(new_g) - trail])
+    # Only whole words (and spaces) come out: ``cat`` → ``cats`` stays ``{--cat--}{++cats++}``.
+    side, core = (hunk.old, old_core) if old_core else (hunk.new, new_core)
+    boundaries = set(_offsets(tokenize(side), 0))
+    if head not in boundaries or head + len(core) not in boundaries:
+        return hunk
+    return Hunk(hunk.start + head, hunk.start + head + len(old_core), old_core, new_core)
+
+
 def word_hunks(old: str, new: str) -> list[Hunk]:
     """The word-level changes turning ``old`` into ``new``, as ranges of ``old``, in order."""
     if old == new:
@@ -158,7 +182,7 @@ def word_hunks(old: str, new: str) -> list[Hunk]:
     hunks: list[Hunk] = []
     for block in _changed_line_blocks(old, new):
         hunks.extend(_trim_common_tokens(old, new, run) for run in _block_runs(old, new, block))
-    return [hunk for hunk in hunks if hunk.old != hunk.new]
+    return [_tightened(hunk) for hunk in hunks if hunk.old != hunk.new]
 
 
 def suggestion_edits(old: str, new: str, *, meta: str) -> list[TextEdit]:

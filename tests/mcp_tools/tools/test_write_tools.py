@@ -61,7 +61,8 @@ async def test_edit_writes_word_level_markup_and_a_row(store: Any, note: Any, ca
         },
     )
     assert not error, text
-    assert text.startswith("Edited Lens/Notes/Fox.md: replaced 15 characters with CriticMarkup suggestion")
+    assert text.startswith("Edited Lens/Notes/Fox.md: replaced 19 characters with CriticMarkup suggestion")
+    assert "1 hunk: 15 characters marked for deletion, 10 inserted" in text
     current = await raw(store, note.doc_id)
     marks = parse(current)
     assert [m.kind for m in marks] == ["deletion", "addition"]
