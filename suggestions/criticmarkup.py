@@ -389,7 +389,7 @@ def _spans_for(mark: Mark, *, accept: bool) -> list[Span]:
     return _whole(mark)
 
 
-def _merged_descending(spans: Iterable[Span]) -> list[Span]:
+def merged_descending(spans: Iterable[Span]) -> list[Span]:
     merged: list[Span] = []
     for span in sorted((s for s in spans if s.end > s.start), key=lambda s: s.start):
         if merged and span.start <= merged[-1].end:
@@ -412,7 +412,7 @@ def _decide(text: str, change: Change, *, accept: bool) -> list[Span]:
     _verify(text, change)
     spans = [span for mark in change.marks for span in _spans_for(mark, accept=accept)]
     spans.extend(span for comment in change.comments for span in _whole(comment))
-    return _merged_descending(spans)
+    return merged_descending(spans)
 
 
 def accept_edits(text: str, change: Change) -> list[Span]:

@@ -34,9 +34,7 @@ from suggestions.errors import SuggestionError
 from suggestions.rewriting import ONLY_UNDOES, accepted_of, base_of, plan_suggestion
 
 settings.register_profile("dev", max_examples=50, deadline=None)
-settings.register_profile(
-    "ci", max_examples=900, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("ci", max_examples=900, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
     "deep", max_examples=20000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -44,7 +42,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 UID = "newsuggestion01"
 META = render_metadata("claude-review", 1_700_000_000_000, suggestion_id=UID)
-AUTHORS = {"a1": "gpt", "a2": "claude", "a3": "claude", "a9": "claude"}  # a2 and a3: the same assistant's earlier ones
+AUTHORS = {
+    "a1": "gpt",
+    "a2": "claude",
+    "a3": "claude",
+    "a9": "claude",
+}  # a2 and a3: the same assistant's earlier ones
 
 # Plain text never holds "{", "}", "~" or ">", so no delimiter can form in it by accident.
 WORDS = st.sampled_from(
@@ -71,7 +74,15 @@ def meta_of(key: str) -> str:
 def mark(draw: st.DrawFn) -> str:
     kind = draw(
         st.sampled_from(
-            ["insert", "delete", "replace", "substitution", "human comment", "assistant comment", "human insert"]
+            [
+                "insert",
+                "delete",
+                "replace",
+                "substitution",
+                "human comment",
+                "assistant comment",
+                "human insert",
+            ]
         )
     )
     key = draw(st.sampled_from(sorted(AUTHORS)))
