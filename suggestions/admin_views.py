@@ -37,6 +37,7 @@ from suggestions.criticmarkup import (
     reject_edits,
 )
 from suggestions.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
+from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 
 if TYPE_CHECKING:
@@ -169,6 +170,8 @@ def review_diff(suggestion: Suggestion) -> ReviewDiff:
     explanation = (
         "" if len(changes) >= len(suggestion.hunks) else "Part of the suggestion's markup was edited away."
     )
+    if not explanation and (mismatch := markup_mismatch(raw, suggestion)) is not None:
+        explanation = f"Stale: {mismatch}."
     return ReviewDiff(
         True,
         explanation,

@@ -9,6 +9,7 @@ nobody can accept text the assistant never suggested.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -43,6 +44,8 @@ def outcome_in_text(room: Room, suggestion: Suggestion) -> str | None:
     raw = str(ytext)
     if any(mark_id(m) == suggestion.uid for m in parse(raw)):
         return None if markup_mismatch(raw, suggestion) is None else Suggestion.Status.STALE
+    if f'"id":{json.dumps(suggestion.uid)}' in raw:
+        return Suggestion.Status.STALE  # its metadata is left without a working mark: broken, not decided
     verdicts = set()
     for hunk in suggestion.hunks:
         try:
