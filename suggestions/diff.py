@@ -112,11 +112,20 @@ def _changed_line_blocks(old: str, new: str) -> list[tuple[int, int, int, int]]:
     old_at, new_at = _offsets(old_lines, 0), _offsets(new_lines, 0)
     # Default autojunk: in long documents blank lines are too common to be useful anchors.
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines)
-    return [
-        (old_at[i1], old_at[i2], new_at[j1], new_at[j2])
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
+    blocks = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 - i1 == j2 - j1 > 1:
+            # As many lines on both sides: each line changed in place (a replace_all, say). Diffing them
+            # pairwise keeps the word diff linear where one block of thousands of lines would not be.
+            blocks += [
+                (old_at[i], old_at[i + 1], new_at[j], new_at[j + 1])
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            ]
+        else:
+            blocks.append((old_at[i1], old_at[i2], new_at[j1], new_at[j2]))
+    return blocks
 
 
 def _block_runs(old: str, new: str, block: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
@@ -182,7 +191,16 @@ def word_hunks(old: str, new: str) -> list[Hunk]:
     hunks: list[Hunk] = []
     for block in _changed_line_blocks(old, new):
         hunks.extend(_trim_common_tokens(old, new, run) for run in _block_runs(old, new, block))
-    return [_tightened(hunk) for hunk in hunks if hunk.old != hunk.new]
+    touching: list[Hunk] = []
+    for hunk in hunks:
+        if hunk.old == hunk.new:
+            continue
+        if touching and touching[-1].end == hunk.start:
+            # Neighbouring lines changed in place: one hunk, so no two marks meet at the same point.
+            last = touching.pop()
+            hunk = Hunk(last.start, hunk.end, last.old + hunk.old, last.new + hunk.new)
+        touching.append(hunk)
+    return [_tightened(hunk) for hunk in touching]
 
 
 def suggestion_edits(old: str, new: str, *, meta: str) -> list[TextEdit]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from suggestions.criticmarkup import (
@@ -113,6 +113,21 @@ class _Layout:
     gap_raw: list[int]  # gap k runs over raw [gap_raw[k], gap_end[k]] (both ends usable)
     gap_end: list[int]
     gap_view: list[int]  # the view index of gap_raw[k]
+    gap_view_end: list[int] = field(init=False)
+    span_starts: list[int] = field(init=False)
+    span_ends: list[int] = field(init=False)
+    mark_starts: list[int] = field(init=False)
+    mark_ends: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.gap_view_end = [
+            v + (e - r) for v, r, e in zip(self.gap_view, self.gap_raw, self.gap_end, strict=True)
+        ]
+        # Marks are in document order, so both ends of their view spans never decrease.
+        self.span_starts = [start for start, _ in self.spans]
+        self.span_ends = [end for _, end in self.spans]
+        self.mark_starts = [m.start for m in self.marks]
+        self.mark_ends = [m.end for m in self.marks]
 
     @classmethod
     def of(cls, raw: str) -> _Layout:
@@ -133,7 +148,7 @@ class _Layout:
 
     def first_gap_position(self, view_index: int) -> int:
         """The leftmost raw position outside every mark that shows as ``view_index``."""
-        k = bisect_left(self._gap_view_ends(), view_index)
+        k = bisect_left(self.gap_view_end, view_index)
         return self.gap_raw[k] + view_index - self.gap_view[k]
 
     def last_gap_position(self, view_index: int) -> int:
@@ -141,8 +156,13 @@ class _Layout:
         k = bisect_right(self.gap_view, view_index) - 1
         return self.gap_raw[k] + view_index - self.gap_view[k]
 
-    def _gap_view_ends(self) -> list[int]:
-        return [v + (e - r) for v, r, e in zip(self.gap_view, self.gap_raw, self.gap_end, strict=True)]
+    def near(self, start: int, end: int) -> range:
+        """The marks whose view span could overlap ``[start, end]``."""
+        return range(bisect_left(self.span_ends, start), bisect_right(self.span_starts, end))
+
+    def within(self, raw_start: int, raw_end: int) -> range:
+        """The marks lying inside raw ``[raw_start, raw_end)``."""
+        return range(bisect_left(self.mark_starts, raw_start), bisect_right(self.mark_ends, raw_end))
 
 
 # -- regions -----------------------------------------------------------------------------------------------
@@ -163,39 +183,39 @@ def _overlaps(span: tuple[int, int], start: int, end: int) -> bool:
     return start < first < end
 
 
-def _widen(layout: _Layout, region: _Region) -> bool:
-    """Absorb every mark (comments excepted) the region overlaps, widening it; True if it grew."""
-    grew = False
+def _widen(layout: _Layout, region: _Region) -> None:
+    """Absorb every mark (comments excepted) the region overlaps, widening it, until none is left."""
     changed = True
     while changed:
         changed = False
-        for index, (mark, span) in enumerate(zip(layout.marks, layout.spans, strict=True)):
+        for index in layout.near(region.start, region.end):
+            mark, span = layout.marks[index], layout.spans[index]
             if index in region.absorbed or mark.kind == "comment":
                 continue
             if _overlaps(span, region.start, region.end):
                 region.absorbed.add(index)
                 region.start, region.end = min(region.start, span[0]), max(region.end, span[1])
-                changed = grew = True
-    return grew
+                changed = True
 
 
 def _regions(layout: _Layout, hunks: list[Hunk]) -> list[_Region]:
-    regions = [_Region(h.start, h.end, [h]) for h in hunks]
-    while True:
-        for region in regions:
+    """The hunks widened over the marks they overlap; regions that then overlap are merged and widened
+    again. Widening never reaches back over an earlier region (it would have absorbed the same mark)."""
+    merged: list[_Region] = []
+    for hunk in hunks:
+        region = _Region(hunk.start, hunk.end, [hunk])
+        _widen(layout, region)
+        while merged and region.start < merged[-1].end:
+            last = merged.pop()
+            region = _Region(
+                min(last.start, region.start),
+                max(last.end, region.end),
+                last.hunks + region.hunks,
+                last.absorbed | region.absorbed,
+            )
             _widen(layout, region)
-        merged: list[_Region] = []
-        for region in regions:
-            last = merged[-1] if merged else None
-            if last is not None and region.start < last.end:
-                last.end = max(last.end, region.end)
-                last.hunks += region.hunks
-                last.absorbed |= region.absorbed
-            else:
-                merged.append(region)
-        if len(merged) == len(regions):
-            return merged
-        regions = merged
+        merged.append(region)
+    return merged
 
 
 def _new_text(view: str, region: _Region) -> str:
@@ -320,28 +340,66 @@ def _edits_from_pieces(pieces: list[_Piece], raw_start: int, raw_end: int) -> li
 # -- checks ------------------------------------------------------------------------------------------------
 
 
-def forged_delimiter(before: str, after: str) -> str | None:
-    """A delimiter in ``after`` that is not wholly inside text unchanged from ``before``, if any.
-
-    Checking each new string alone misses delimiters assembled from several pieces (``{+`` then ``+``),
-    or from new text and its neighbours; this looks at the result.
-    """
+def _unchanged_from_hunks(hunks: Sequence[Hunk], length_after: int) -> list[tuple[int, int]]:
+    """The runs of the text after ``hunks`` that are copied unchanged from the text before."""
     unchanged: list[tuple[int, int]] = []
     position_before = position_after = 0
-    for hunk in word_hunks(before, after):
+    for hunk in hunks:
         gap = hunk.start - position_before
         unchanged.append((position_after, position_after + gap))
         position_after += gap + len(hunk.new)
         position_before = hunk.end
-    unchanged.append((position_after, len(after)))
+    unchanged.append((position_after, length_after))
+    return unchanged
+
+
+def _accepted_alone(raw: str, uid: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text with only suggestion ``uid`` accepted (every other mark rejected), and its runs that the
+    base text holds unchanged (everything but what ``uid`` adds, split where ``uid`` deletes)."""
+    pieces: list[str] = []
+    unchanged: list[tuple[int, int]] = []
+    run_start = length = position = 0
+    for mark in parse(raw):
+        pieces.append(raw[position : mark.start])
+        length += mark.start - position
+        position = mark.end
+        ours = mark_id(mark) == uid
+        if ours:
+            unchanged.append((run_start, length))
+        if mark.kind in ("comment", "highlight") or (ours and mark.kind == "deletion"):
+            kept = mark.content if mark.kind == "highlight" else ""
+        elif mark.kind == "substitution":
+            kept = (mark.new_content or "") if ours else mark.content
+        else:
+            kept = mark.content if (mark.kind == "addition") == ours else ""
+        pieces.append(kept)
+        length += len(kept)
+        if ours:
+            run_start = length
+    pieces.append(raw[position:])
+    length += len(raw) - position
+    unchanged.append((run_start, length))
+    return "".join(pieces), unchanged
+
+
+def _forged_in(text: str, unchanged: list[tuple[int, int]]) -> str | None:
+    """A delimiter in ``text`` that does not lie wholly inside one of the ``unchanged`` runs, if any.
+
+    Checking each new string alone misses delimiters assembled from several pieces (``{+`` then ``+``),
+    or from new text and its neighbours; this looks at the result.
+    """
     starts = [start for start, _ in unchanged]
-    for match in _DELIMITER_LOOKAHEAD.finditer(after):
-        delimiter = match.group(1)
-        start = match.start()
+    for match in _DELIMITER_LOOKAHEAD.finditer(text):
+        delimiter, start = match.group(1), match.start()
         k = bisect_right(starts, start) - 1
         if k < 0 or start + len(delimiter) > unchanged[k][1]:
             return delimiter
     return None
+
+
+def forged_delimiter(before: str, after: str) -> str | None:
+    """A delimiter in ``after`` not copied whole from ``before``, if any."""
+    return _forged_in(after, _unchanged_from_hunks(word_hunks(before, after), len(after)))
 
 
 def _check(raw: str, plan_raw: str, new_view: str, uid: str, kept: list[str]) -> None:
@@ -352,10 +410,6 @@ def _check(raw: str, plan_raw: str, new_view: str, uid: str, kept: list[str]) ->
     others = [plan_raw[m.start : m.end] for m in parse(plan_raw) if mark_id(m) != uid]
     if others != kept:
         raise SuggestionError(UNSAFE.format(what="other suggestions or comments would change"))
-
-
-def _only_ours(uid: str) -> Callable[[Mark], bool]:
-    return lambda mark: mark_id(mark) == uid
 
 
 # -- the plan ----------------------------------------------------------------------------------------------
@@ -369,30 +423,30 @@ def plan_suggestion(raw: str, new_view: str, *, meta: str, uid: str) -> Plan:
     """
     layout = _Layout.of(raw)
     view = accepted_of(raw)
-    delimiter = forged_delimiter(view, new_view)
+    hunks = word_hunks(view, new_view)
+    delimiter = _forged_in(new_view, _unchanged_from_hunks(hunks, len(new_view)))
     if delimiter is not None:
         raise SuggestionError(FORGED.format(delimiter=delimiter))
-    regions = _regions(layout, word_hunks(view, new_view))
+    regions = _regions(layout, hunks)
     absorbed = set().union(*(r.absorbed for r in regions)) if regions else set()
     superseded = sorted({i for i in (mark_id(layout.marks[k]) for k in absorbed) if i is not None})
     writer = _RegionWriter(layout, meta, set(superseded))
     edits: list[RawEdit] = []
-    inside: list[tuple[int, int]] = []
+    in_regions: set[int] = set()
     for region in regions:
         if region.start == region.end:
             raw_start = raw_end = layout.first_gap_position(region.start)
         else:
             raw_start = layout.last_gap_position(region.start)
             raw_end = layout.first_gap_position(region.end)
-        indices = [i for i, m in enumerate(layout.marks) if m.start >= raw_start and m.end <= raw_end]
+        indices = list(layout.within(raw_start, raw_end))
         absorbed.update(i for i in indices if layout.marks[i].kind != "comment")
+        in_regions.update(indices)
         writer.pieces = []
         writer.write(raw_start, raw_end, indices, _new_text(view, region))
         edits += _edits_from_pieces(writer.pieces, raw_start, raw_end)
-        inside.append((raw_start, raw_end))
     for index, mark in enumerate(layout.marks):
-        in_region = any(start <= mark.start and mark.end <= end for start, end in inside)
-        if index not in absorbed and not in_region and mark_id(mark) in writer.superseded:
+        if index not in in_regions and mark_id(mark) in writer.superseded:
             edits.append(RawEdit(mark.start + _OPENING_WIDTH, mark.content_start, meta))
     edits.sort(key=lambda e: (e.start, e.end))
     plan_raw = apply_raw_edits(raw, edits)
@@ -403,7 +457,7 @@ def plan_suggestion(raw: str, new_view: str, *, meta: str, uid: str) -> Plan:
     ]
     _check(raw, plan_raw, new_view, uid, kept)
     # Decided one by one, the others may be rejected while this one is accepted: no markup may form then.
-    delimiter = forged_delimiter(base_of(raw), resolve(plan_raw, _only_ours(uid)))
+    delimiter = _forged_in(*_accepted_alone(plan_raw, uid))
     if delimiter is not None:
         raise SuggestionError(FORGED.format(delimiter=delimiter))
     if not any(mark_id(m) == uid for m in parse(plan_raw)):
