@@ -106,6 +106,11 @@ class Caller:
         assert not error, f"{name}({arguments}) failed: {text}"
         return text
 
+    async def edit(self, path: str, old: str, new: str) -> str:
+        """Read, then edit: the id of the new suggestion."""
+        await self.ok("read", {"file_path": path})
+        return uid_of(await self.ok("edit", {"file_path": path, "old_string": old, "new_string": new}))
+
 
 class Reviewer:
     """A staff user with the review permission, deciding in the admin over plain HTTP."""
@@ -251,12 +256,7 @@ async def test_a_human_comment_survives_an_edit_and_its_rejection(
 ) -> None:
     path = f"{FOLDER}/Comment.md"
     async with assistant(engine) as claude:
-        await claude.ok("read", {"file_path": path})
-        uid = uid_of(
-            await claude.ok(
-                "edit", {"file_path": path, "old_string": "Hello  world", "new_string": "Goodbye world"}
-            )
-        )
+        uid = await claude.edit(path, "Hello  world", "Goodbye world")
     client = await watcher(engine, yclients, "Comment.md")
     stored = await client.text()
     assert "{>>human note<<}" in stored
@@ -275,10 +275,7 @@ async def test_a_touching_neighbour_keeps_its_author_and_is_decided_alone(
 ) -> None:
     path = f"{FOLDER}/Neighbour.md"
     async with assistant(engine, "gpt") as gpt:
-        await gpt.ok("read", {"file_path": path})
-        theirs = uid_of(
-            await gpt.ok("edit", {"file_path": path, "old_string": "beautiful ", "new_string": ""})
-        )
+        theirs = await gpt.edit(path, "beautiful ", "")
     async with assistant(engine) as claude:
         await claude.ok("read", {"file_path": path})
         reply = await claude.ok(
@@ -308,12 +305,7 @@ async def test_typing_inside_a_word_being_accepted_keeps_the_persons_text(
 ) -> None:
     path = f"{FOLDER}/Typing.md"
     async with assistant(engine) as claude:
-        await claude.ok("read", {"file_path": path})
-        uid = uid_of(
-            await claude.ok(
-                "edit", {"file_path": path, "old_string": "chlorophyll", "new_string": "pigments"}
-            )
-        )
+        uid = await claude.edit(path, "chlorophyll", "pigments")
         person = await watcher(engine, yclients, "Typing.md")
         stored = await person.text()
         inside = stored.index("chlorophyll") + len("chloro")
@@ -344,10 +336,7 @@ async def test_typing_racing_an_accept_never_loses_the_persons_text(
 ) -> None:
     path = f"{FOLDER}/Typing.md"
     async with assistant(engine) as claude:
-        await claude.ok("read", {"file_path": path})
-        uid = uid_of(
-            await claude.ok("edit", {"file_path": path, "old_string": "holds", "new_string": "keeps"})
-        )
+        uid = await claude.edit(path, "holds", "keeps")
     person = await watcher(engine, yclients, "Typing.md")
     stored = await person.text()
     at = utf16_index(stored, stored.index("holds") + 2)
@@ -364,8 +353,7 @@ async def test_typing_racing_an_accept_never_loses_the_persons_text(
 async def test_deleting_words_stores_only_a_deletion(engine: Engine, yclients: YClientFactory) -> None:
     path = f"{FOLDER}/Noise.md"
     async with assistant(engine) as claude:
-        await claude.ok("read", {"file_path": path})
-        await claude.ok("edit", {"file_path": path, "old_string": " delete me ", "new_string": ""})
+        await claude.edit(path, " delete me ", "")
     client = await watcher(engine, yclients, "Noise.md")
     stored = await client.text()
     [deletion] = parse(stored)
@@ -381,12 +369,7 @@ async def test_broken_markup_is_stale_at_once_hidden_from_read_and_cleaned_up(
 ) -> None:
     path = f"{FOLDER}/Broken.md"
     async with assistant(engine) as claude:
-        await claude.ok("read", {"file_path": path})
-        uid = uid_of(
-            await claude.ok(
-                "edit", {"file_path": path, "old_string": "Plants", "new_string": "Plants and algae"}
-            )
-        )
+        uid = await claude.edit(path, "Plants", "Plants and algae")
         person = await watcher(engine, yclients, "Broken.md")
         stored = await person.text()
         [addition] = [m for m in parse(stored) if m.kind == "addition"]

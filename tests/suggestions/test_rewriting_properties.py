@@ -89,19 +89,16 @@ def mark(draw: st.DrawFn) -> str:
     meta = meta_of(key)
     text = draw(plain()).rstrip() or "w"
     other = draw(plain()).rstrip() or "v"
-    if kind == "insert":
-        return f"{{++{meta}{text}++}}"
-    if kind == "delete":
-        return f"{{--{meta}{text}--}}"
-    if kind == "replace":
-        return f"{{--{meta}{text}--}}{{++{meta}{other}++}}"
-    if kind == "substitution":
-        return f"{{~~{text}~>{other}~~}}"
-    if kind == "human comment":
-        return f"{{>>{text}<<}}"
-    if kind == "human insert":
-        return f"{{++{text}++}}"
-    return f"{{>>{meta}{text}<<}}"
+    templates = {
+        "insert": "{{++{meta}{text}++}}",
+        "delete": "{{--{meta}{text}--}}",
+        "replace": "{{--{meta}{text}--}}{{++{meta}{other}++}}",
+        "substitution": "{{~~{text}~>{other}~~}}",
+        "human comment": "{{>>{text}<<}}",
+        "human insert": "{{++{text}++}}",
+        "assistant comment": "{{>>{meta}{text}<<}}",
+    }
+    return templates[kind].format(meta=meta, text=text, other=other)
 
 
 @st.composite
