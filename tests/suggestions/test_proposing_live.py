@@ -26,7 +26,7 @@ from tests.suggestions.test_rewriting_properties import WORDS, comments, decide_
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-LIVE_EXAMPLES = {"dev": 10, "ci": 120, "deep": 2000}
+LIVE_EXAMPLES = {"dev": 10, "ci": 100, "deep": 2000}
 _numbers = itertools.count()
 
 
