@@ -35,6 +35,7 @@ from suggestions.criticmarkup import (
     parse,
 )
 from suggestions.deciding import Decision, _run_on_store
+from suggestions.follow import deciding_here
 from suggestions.models import Suggestion
 
 CLEANABLE = (Suggestion.Status.PENDING, Suggestion.Status.STALE)
@@ -136,6 +137,7 @@ async def suggestion_clean_up_in_store(*, store: DocStore, suggestion: Suggestio
         raw = str(room.doc.get(CONTENTS, type=Text))
         proposed = {h.get("new", "") for h in suggestion.hunks or [] if h.get("new")}
         spans = clean_up_spans(raw, suggestion.uid, proposed)
+        deciding_here(store, suggestion.doc_id, suggestion.uid)
         _delete_spans(room, spans)
         removed = sum(s.end - s.start for s in spans)
         await room.flushed()

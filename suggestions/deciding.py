@@ -19,6 +19,7 @@ from lensrelay.paths import path_index
 from lensrelay.texts import CONTENTS
 from suggestions.criticmarkup import Span, accept_edits, own_changes, reject_edits
 from suggestions.errors import StaleSuggestion, SuggestionError
+from suggestions.follow import deciding_here
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.moving import move_document, remove_document
@@ -48,6 +49,7 @@ def _decide_markup(room: Room, suggestion: Suggestion, *, accept: bool) -> None:
     spans: list[Span] = []
     for change in changes:
         spans += accept_edits(raw, change) if accept else reject_edits(raw, change)
+    deciding_here(room.store, room.doc_id, suggestion.uid)
     with room.transact():
         current = raw
         for span in sorted(spans, key=lambda s: s.start, reverse=True):

@@ -93,6 +93,18 @@ async def _unheld(store: DocStore, doc_id: str) -> None:
         await holds.released.wait_for(lambda: holds.count[doc_id] <= 0)
 
 
+class _DecidedHere:
+    """Suggestions this process is deciding itself: their markup goes before their row says so, and the
+    decision records who made it, so the follower must not record it first as decided in an editor."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.uids: dict[str, set[str]] = {}
+
+
+def deciding_here(store: DocStore, doc_id: str, uid: str) -> None:
+    store.attached(_DecidedHere).uids.setdefault(doc_id, set()).add(uid)
+
+
 def _follower(store: DocStore) -> Later:
     async def follow(doc_id: str) -> None:
         await _unheld(store, doc_id)
@@ -102,7 +114,11 @@ def _follower(store: DocStore) -> Later:
         pending = await store.db(pending_rows, doc_id)
         if store.attached(_Holds).count[doc_id] > 0:
             return  # a proposal began meanwhile; its write brings this document round again
-        decided = [(s.pk, o) for s in pending if (o := outcome_in_text(room, s)) is not None]
+        here = store.attached(_DecidedHere).uids.setdefault(doc_id, set())
+        here.intersection_update(s.uid for s in pending)  # recorded by now: forget them
+        decided = [
+            (s.pk, o) for s in pending if s.uid not in here and (o := outcome_in_text(room, s)) is not None
+        ]
         if decided:
             await store.db(_settle, decided)
 
