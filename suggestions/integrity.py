@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from suggestions.criticmarkup import own_changes
+from suggestions.criticmarkup import Change, mark_id, own_changes
 from suggestions.models import Suggestion
 
 
-def markup_mismatch(raw: str, suggestion: Suggestion) -> str | None:
+def markup_mismatch(
+    raw: str, suggestion: Suggestion, *, parsed: Sequence[Change] | None = None
+) -> str | None:
     """Why the suggestion's markup in ``raw`` is not what was proposed, or None when it still is.
 
     Each hunk's recorded old and new text is compared with the markup: a person typing inside it, or a
     delimiter edited away (which splits or swallows marks), shows up as a difference.
     """
-    changes = own_changes(raw, suggestion.uid)
+    if parsed is None:
+        changes = own_changes(raw, suggestion.uid)
+    else:  # the document's changes, parsed once by a caller checking many suggestions
+        changes = [c for c in parsed if any(mark_id(m) == suggestion.uid for m in c.all_marks)]
     records: list[dict[str, Any]] = list(suggestion.hunks or [])
     if not changes:
         return "suggestion no longer found in document"

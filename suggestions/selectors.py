@@ -63,10 +63,10 @@ def pending_in_text(raw: str, rows: Sequence[Suggestion] | None = None) -> list[
     other markup (a delimiter or metadata swallowed when a person deleted a closing delimiter).
     """
     view = build_accepted_view(raw)
-    by_uid = {row.uid: row for row in rows or ()}
+    intact = {row.uid for row in rows or () if markup_mismatch(raw, row, parsed=view.changes) is None}
     lines = []
     for change, (start, _) in zip(view.changes, view.change_spans, strict=True):
-        if change.kind not in EDIT_KINDS or (rows is not None and _broken(raw, change, by_uid)):
+        if change.kind not in EDIT_KINDS or (rows is not None and _broken(change, intact)):
             continue
         metadata = change.metadata or {}
         lines.append(
@@ -81,14 +81,11 @@ def pending_in_text(raw: str, rows: Sequence[Suggestion] | None = None) -> list[
     return lines
 
 
-def _broken(raw: str, change: Change, rows: dict[str, Suggestion]) -> bool:
+def _broken(change: Change, intact: set[str]) -> bool:
     if any(contains_delimiters(text) or _LEFTOVER_METADATA in text for text in (change.old, change.new)):
         return True
     uid = mark_id(change.marks[0])
-    if uid is None:
-        return False  # a person's own markup, with no row behind it
-    row = rows.get(uid)
-    return row is None or markup_mismatch(raw, row) is not None
+    return uid is not None and uid not in intact  # no id: a person's own markup, with no row behind it
 
 
 def pending_rows(doc_id: str) -> list[Suggestion]:
