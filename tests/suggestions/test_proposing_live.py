@@ -5,12 +5,11 @@ suggestion in the live document gives exactly what deciding it in the text alone
 from __future__ import annotations
 
 import itertools
-import os
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from lensrelay.documents import document_create
@@ -22,11 +21,11 @@ from suggestions.errors import SuggestionError
 from suggestions.models import Suggestion
 from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
 from suggestions.rewriting import ONLY_UNDOES, accepted_of, base_of
+from tests.suggestions.engine_profiles import LIVE
 from tests.suggestions.test_rewriting_properties import WORDS, comments, decide_one_by_one, document, plain
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-LIVE_EXAMPLES = {"dev": 10, "ci": 100, "deep": 2000}
 _numbers = itertools.count()
 
 
@@ -46,11 +45,7 @@ def unique_edit(draw: st.DrawFn, view: str) -> EditSpec | None:
     return None
 
 
-@settings(
-    max_examples=LIVE_EXAMPLES[os.environ.get("HYPOTHESIS_PROFILE", "ci")],
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@LIVE
 @given(raw=document(), data=st.data(), accept=st.booleans())
 async def test_live_edits_keep_the_invariants_and_decide_alone(
     store: Any, folder: Any, raw: str, data: st.DataObject, accept: bool

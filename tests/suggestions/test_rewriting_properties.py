@@ -7,18 +7,17 @@ comments are byte-identical, other suggestions' marks are byte-identical, no mar
 and deciding every suggestion one by one, in any order, accepting or rejecting each, gives the text the
 same decisions give all at once.
 
-Examples per test come from the hypothesis profile: ``HYPOTHESIS_PROFILE=ci`` (the default here) runs
-700 per test, 3,500 in all, in about a minute; ``dev`` runs few, ``deep`` many.
+Examples per test come from ``HYPOTHESIS_PROFILE`` (see engine_profiles): ``ci``, the default, runs 700
+per test, 3,500 in all, in about a minute; ``dev`` runs few, ``deep`` many.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
 from suggestions.criticmarkup import (
@@ -34,13 +33,7 @@ from suggestions.criticmarkup import (
 )
 from suggestions.errors import SuggestionError
 from suggestions.rewriting import ONLY_UNDOES, accepted_of, base_of, plan_suggestion
-
-settings.register_profile("dev", max_examples=50, deadline=None)
-settings.register_profile("ci", max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile(
-    "deep", max_examples=20000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+from tests.suggestions.engine_profiles import PURE
 
 UID = "newsuggestion01"
 META = render_metadata("claude-review", 1_700_000_000_000, suggestion_id=UID)
@@ -191,6 +184,7 @@ def check_plan(raw: str, new_view: str, data: st.DataObject) -> None:
         assert resolve(decided, verdict) == expect
 
 
+@PURE
 @given(raw=document(), data=st.data())
 def test_an_edit_keeps_both_views_and_every_other_suggestion(raw: str, data: st.DataObject) -> None:
     view = accepted_of(raw)
@@ -199,6 +193,7 @@ def test_an_edit_keeps_both_views_and_every_other_suggestion(raw: str, data: st.
     check_plan(raw, new_view, data)
 
 
+@PURE
 @given(raw=document(), data=st.data(), count=st.integers(2, 4))
 def test_a_multi_edit_keeps_both_views_and_every_other_suggestion(
     raw: str, data: st.DataObject, count: int
@@ -209,6 +204,7 @@ def test_a_multi_edit_keeps_both_views_and_every_other_suggestion(
     check_plan(raw, new_view, data)
 
 
+@PURE
 @given(raw=document(), data=st.data())
 def test_a_write_keeps_both_views_and_every_other_suggestion(raw: str, data: st.DataObject) -> None:
     view = accepted_of(raw)
@@ -217,6 +213,7 @@ def test_a_write_keeps_both_views_and_every_other_suggestion(raw: str, data: st.
     check_plan(raw, new_view, data)
 
 
+@PURE
 @given(raw=document(), data=st.data())
 def test_an_edit_of_an_edit_supersedes_and_carries_the_base_forward(raw: str, data: st.DataObject) -> None:
     """Two suggestions in a row by the same assistant: the second is planned on the first's result."""
@@ -246,6 +243,7 @@ def delimiter_count(text: str) -> int:
     return sum(len(re.findall(f"(?={re.escape(d)})", text)) for d in DELIMITERS)
 
 
+@PURE
 @given(raw=document(), data=st.data())
 def test_no_decision_can_bring_out_markup_that_was_not_there(raw: str, data: st.DataObject) -> None:
     """New text made of delimiter halves, next to others' pending marks: whatever the reviewers decide,
