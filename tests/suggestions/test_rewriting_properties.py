@@ -1,6 +1,6 @@
 """Property tests of the suggestion engine's core: generated documents holding pending insertions,
-deletions, substitutions, people's and assistants' comments, code fences, emoji, CJK, combining marks and
-long lines, with generated edit / multi_edit / write changes of their accepted view.
+deletions, substitutions, highlights, people's and assistants' comments, code fences, emoji, CJK,
+combining marks and long lines, with generated edit / multi_edit / write changes of their accepted view.
 
 For every plan: (a) the accepted view comes out exactly as requested, (b) the base view is unchanged,
 comments are byte-identical, other suggestions' marks are byte-identical, no mark holds a delimiter,
@@ -92,6 +92,7 @@ def mark(draw: st.DrawFn) -> str:
         "human comment": "{{>>{text}<<}}",
         "human insert": "{{++{text}++}}",
         "assistant comment": "{{>>{meta}{text}<<}}",
+        "highlight": "{{=={text}==}}",
     }
     return templates[kind].format(meta=meta, text=text, other=other)
 
