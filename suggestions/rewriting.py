@@ -20,6 +20,7 @@ deleted, so every kept character keeps its identity in a live document.
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
@@ -403,13 +404,17 @@ def forged_delimiter(before: str, after: str) -> str | None:
 
 
 def _check(raw: str, plan_raw: str, new_view: str, uid: str, kept: list[str]) -> None:
+    others = [plan_raw[m.start : m.end] for m in parse(plan_raw) if mark_id(m) != uid]
+    if others != kept:
+        # Name the delimiter that opens the first mark not as it was: what the check caught.
+        changed = next((o for o, k in itertools.zip_longest(others, kept) if o != k), None) or kept[-1]
+        raise SuggestionError(
+            UNSAFE.format(what=f"the markup opened by '{changed[:_OPENING_WIDTH]}' would not stay as it was")
+        )
     if accepted_of(plan_raw) != new_view:
         raise SuggestionError(UNSAFE.format(what="the accepted text would not come out as requested"))
     if base_of(plan_raw) != base_of(raw):
         raise SuggestionError(UNSAFE.format(what="the text under the suggestions would change"))
-    others = [plan_raw[m.start : m.end] for m in parse(plan_raw) if mark_id(m) != uid]
-    if others != kept:
-        raise SuggestionError(UNSAFE.format(what="other suggestions or comments would change"))
 
 
 # -- the plan ----------------------------------------------------------------------------------------------

@@ -112,3 +112,9 @@ def test_metadata_escapes_only_what_json_needs_and_no_delimiter_forms() -> None:
         assert not any(d in body for d in ("++}", "{--", "@@", "~>")), meta
         [mark] = parse(f"{{++{meta}text++}}")
         assert mark.content == "text" and mark.metadata == {"author": author, "timestamp": 5}
+
+
+def test_a_stray_opening_that_would_capture_the_new_markup_is_refused_naming_it() -> None:
+    raw = "Write {++ to add text, then fox"  # an unclosed delimiter, shown as plain text
+    with pytest.raises(SuggestionError, match=re.escape("'{++'")):
+        plan_suggestion(raw, accepted_of(raw).replace("fox", "cat"), meta=META, uid="new")
