@@ -5,7 +5,7 @@ from __future__ import annotations
 from lensrelay.paths import DocEntry
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext, ToolError
-from suggestions.proposing import Proposer
+from suggestions.proposing import Outcome, Proposer
 
 COMMENT_DESCRIPTION = (
     "Optional note to the reviewer explaining why; added as a {>>comment<<} on the suggestion."
@@ -33,3 +33,12 @@ def writable_entry(ctx: ToolContext, kb: KnowledgeBase, file_path: str) -> DocEn
     if not ctx.access.can_suggest:
         raise ToolError("This token is read-only (role view): it cannot propose changes.")
     return kb.resolve(ctx, file_path)
+
+
+def describe(outcome: Outcome) -> str:
+    """What the suggestion marks, counted from its hunks: honest whatever the diff made of the request."""
+    hunks = len(outcome.hunks)
+    return (
+        f"{hunks} hunk{'s' if hunks != 1 else ''}: {outcome.marked_for_deletion} characters marked for "
+        f"deletion, {outcome.inserted} inserted"
+    )

@@ -19,17 +19,6 @@ from suggestions.criticmarkup import Change, Mark, parse_changes
 Side = Literal["left", "right"]
 
 
-@dataclass(frozen=True)
-class Region:
-    """A raw range widened to whole changes, and the view range it shows as."""
-
-    raw_start: int
-    raw_end: int
-    view_start: int
-    view_end: int
-    changes: tuple[Change, ...]
-
-
 @dataclass
 class AcceptedView:
     raw: str
@@ -40,12 +29,6 @@ class AcceptedView:
     _piece_view_starts: list[int] = field(repr=False)
     _piece_raw_starts: list[int] = field(repr=False)
     _piece_lengths: list[int] = field(repr=False)
-    _change_view_starts: list[int] = field(init=False, repr=False)
-    _change_view_ends: list[int] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._change_view_starts = [start for start, _ in self.change_spans]
-        self._change_view_ends = [end for _, end in self.change_spans]
 
     def _check_view_index(self, view_index: int) -> None:
         if not 0 <= view_index <= len(self.text):
@@ -91,41 +74,6 @@ class AcceptedView:
         if k + 1 < len(raw_starts):
             return self._piece_view_starts[k + 1]
         return len(self.text)
-
-    def _overlapping_indices(self, view_start: int, view_end: int) -> range:
-        self._check_view_index(view_start)
-        self._check_view_index(view_end)
-        if view_start > view_end:
-            raise ValueError("view_start after view_end")
-        # Changes are in document order, so both ends of their view spans are non-decreasing.
-        first = bisect_left(self._change_view_ends, view_start)
-        last = bisect_right(self._change_view_starts, view_end)
-        return range(first, max(first, last))
-
-    def overlapping_changes(self, view_start: int, view_end: int) -> list[Change]:
-        """Pending changes whose view span overlaps or touches ``[view_start, view_end]``."""
-        return [self.changes[i] for i in self._overlapping_indices(view_start, view_end)]
-
-    def covering_region(self, view_start: int, view_end: int) -> Region:
-        """``raw_range`` widened to take in every change it overlaps or touches, whole.
-
-        Superseding works on this region: its rejected text is the original the new suggestion is
-        diffed against, and ``text[region.view_start:region.view_end]`` is what the assistant saw.
-        """
-        raw_start, raw_end = self.raw_range(view_start, view_end)
-        indices = self._overlapping_indices(view_start, view_end)
-        changes = tuple(self.changes[i] for i in indices)
-        if not changes:
-            return Region(raw_start, raw_end, view_start, view_end, ())
-        first_view, _ = self.change_spans[indices[0]]
-        _, last_view = self.change_spans[indices[-1]]
-        return Region(
-            raw_start=min(raw_start, changes[0].start),
-            raw_end=max(raw_end, changes[-1].end),
-            view_start=min(view_start, first_view),
-            view_end=max(view_end, last_view),
-            changes=changes,
-        )
 
 
 def _kept_ranges(change: Change) -> list[tuple[int, int]]:

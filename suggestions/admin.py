@@ -81,7 +81,7 @@ class SuggestionAdmin(admin.ModelAdmin):
     ordering = ("path", "created")
     list_select_related = ("folder", "decided_by")
     search_fields = ("path", "new_path", "old_text", "new_text", "note", "comment", "uid")
-    actions = ("accept_selected", "reject_selected")
+    actions = ("accept_selected", "reject_selected", "clean_up_selected")
     fieldsets = (
         (
             None,
@@ -222,3 +222,9 @@ class SuggestionAdmin(admin.ModelAdmin):
         self, request: HttpRequest, queryset: QuerySet[Suggestion]
     ) -> TemplateResponse | None:
         return admin_views.bulk_decide(self, request, queryset, accept=False)
+
+    @admin.action(description="Clean up leftovers of selected stale suggestions", permissions=["review"])
+    def clean_up_selected(
+        self, request: HttpRequest, queryset: QuerySet[Suggestion]
+    ) -> TemplateResponse | None:
+        return admin_views.bulk_clean_up(self, request, queryset)

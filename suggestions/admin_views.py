@@ -25,6 +25,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.docstore import persistence
+from suggestions.cleaning import CLEANABLE, suggestion_clean_up
 from suggestions.criticmarkup import (
     Change,
     Span,
@@ -38,6 +39,7 @@ from suggestions.criticmarkup import (
 )
 from suggestions.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
 from suggestions.diff import word_hunks
+from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.review_page import summary
 from suggestions.selectors import next_pending_suggestion
@@ -225,6 +227,8 @@ def review_diff(suggestion: Suggestion) -> ReviewDiff:
     explanation = (
         "" if len(changes) >= len(suggestion.hunks) else "Part of the suggestion's markup was edited away."
     )
+    if not explanation and (mismatch := markup_mismatch(raw, suggestion)) is not None:
+        explanation = f"Stale: {mismatch}."
     return ReviewDiff(
         True,
         explanation,
@@ -323,4 +327,38 @@ def bulk_decide(
         request,
         f"admin/{opts.app_label}/{opts.model_name}/decide_selected_confirmation.html",
         context,
+    )
+
+
+def bulk_clean_up(
+    model_admin: SuggestionAdmin, request: HttpRequest, queryset: QuerySet[Suggestion]
+) -> TemplateResponse | None:
+    """Confirm, then remove each selected stale suggestion's leftovers as a recorded decision."""
+    suggestions = list(queryset.order_by("created"))
+    if request.POST.get("post") == "yes":
+        for suggestion in suggestions:
+            decision = suggestion_clean_up(suggestion=suggestion, user=request.user)
+            target = f"{suggestion.get_kind_display().lower()} of {suggestion.path} ({suggestion.uid})"
+            if decision.ok:
+                model_admin.message_user(
+                    request, f"Cleaned up the {target} ({decision.detail}).", messages.SUCCESS
+                )
+            else:
+                model_admin.message_user(
+                    request, f"Could not clean up the {target}: {decision.reason}.", messages.ERROR
+                )
+        return None
+    opts = model_admin.opts
+    context: dict[str, Any] = {
+        **model_admin.admin_site.each_context(request),
+        "title": "Clean up the selected stale suggestions?",
+        "opts": opts,
+        "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        "queryset": suggestions,
+        "will_change": [s for s in suggestions if s.status in CLEANABLE and s.kind in ("edit", "create")],
+        "media": model_admin.media,
+    }
+    request.current_app = model_admin.admin_site.name
+    return TemplateResponse(
+        request, f"admin/{opts.app_label}/{opts.model_name}/clean_up_confirmation.html", context
     )

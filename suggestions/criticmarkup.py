@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,8 +56,8 @@ _CLOSING_FOR: dict[str, tuple[MarkKind, str]] = {
 }
 _DELIMITER_RE = re.compile("|".join(re.escape(d) for d in DELIMITERS))
 _JSON_DECODER = json.JSONDecoder()
-# Characters that could end a mark or its metadata early if an author name carried them.
-_METADATA_ESCAPES = {ch: f"\\u{ord(ch):04x}" for ch in "{}@+-~=<>"}
+# Inside metadata no delimiter (nor the ``@@`` separator) may form, or a mark would end early there.
+_METADATA_FORBIDDEN_RE = re.compile("|".join(re.escape(d) for d in (*DELIMITERS, "@@")))
 _DELIMITER_WIDTH = 3
 
 
@@ -254,8 +254,19 @@ def _edit_change(marks: tuple[Mark, ...]) -> tuple[ChangeKind, str, str]:
     return "comment", "", ""
 
 
+def mark_id(mark: Mark) -> str | None:
+    """The suggestion id a mark carries in its metadata, if any."""
+    value = (mark.metadata or {}).get("id")
+    return value if isinstance(value, str) else None
+
+
 def group_changes(marks: Sequence[Mark]) -> list[Change]:
-    """Group marks into changes: ``{--a--}{++b++}`` is one replacement; touching comments are replies."""
+    """Group marks into changes: ``{--a--}{++b++}`` is one replacement; touching comments are replies.
+
+    Marks group only when they carry the same suggestion id (or none): a person's comment written
+    right after an assistant's suggestion, or two suggestions that happen to touch, stay apart, so
+    deciding one never removes the other.
+    """
     changes: list[Change] = []
     index = 0
     while index < len(marks):
@@ -267,6 +278,7 @@ def group_changes(marks: Sequence[Mark]) -> list[Change]:
             and index < len(marks)
             and marks[index].kind == "addition"
             and marks[index].start == first.end
+            and mark_id(marks[index]) == mark_id(first)
         ):
             own = (first, marks[index])
             index += 1
@@ -274,7 +286,7 @@ def group_changes(marks: Sequence[Mark]) -> list[Change]:
         # Comments keep attaching while each touches the previous mark: a reply, then its thread.
         while index < len(marks) and marks[index].kind == "comment":
             previous_end = (comments[-1] if comments else own[-1]).end
-            if marks[index].start != previous_end:
+            if marks[index].start != previous_end or mark_id(marks[index]) != mark_id(first):
                 break
             comments.append(marks[index])
             index += 1
@@ -308,12 +320,21 @@ def contains_delimiters(s: str) -> str | None:
 
 
 def _escaped_json_string(value: str) -> str:
+    """A JSON string with only JSON's own escapes, plus one ``\\uXXXX`` wherever a delimiter would form.
+
+    People read metadata in their editors, so ``claude-review`` stays as it is; ``a++}`` becomes
+    ``a++\\u007d``. Escaping the last character of each occurrence leaves none, and the escape itself
+    (a backslash, ``u`` and hex digits) cannot start a new one.
+    """
     encoded = json.dumps(value, ensure_ascii=False)
-    return "".join(_METADATA_ESCAPES.get(ch, ch) for ch in encoded[1:-1]).join('""')
+    while (found := _METADATA_FORBIDDEN_RE.search(encoded)) is not None:
+        last = found.end() - 1
+        encoded = f"{encoded[:last]}\\u{ord(encoded[last]):04x}{encoded[last + 1 :]}"
+    return encoded
 
 
 def render_metadata(author: str, timestamp_ms: int, *, suggestion_id: str | None = None) -> str:
-    """``{"author":"…","timestamp":…}@@`` with every character that could close a mark \\u-escaped.
+    """``{"author":"…","timestamp":…}@@``, escaped so that no delimiter can appear inside it.
 
     ``suggestion_id`` ties the marks to their database row, so they can be found again after edits.
     """
@@ -368,7 +389,7 @@ def _spans_for(mark: Mark, *, accept: bool) -> list[Span]:
     return _whole(mark)
 
 
-def _merged_descending(spans: Iterable[Span]) -> list[Span]:
+def merged_descending(spans: Iterable[Span]) -> list[Span]:
     merged: list[Span] = []
     for span in sorted((s for s in spans if s.end > s.start), key=lambda s: s.start):
         if merged and span.start <= merged[-1].end:
@@ -391,7 +412,7 @@ def _decide(text: str, change: Change, *, accept: bool) -> list[Span]:
     _verify(text, change)
     spans = [span for mark in change.marks for span in _spans_for(mark, accept=accept)]
     spans.extend(span for comment in change.comments for span in _whole(comment))
-    return _merged_descending(spans)
+    return merged_descending(spans)
 
 
 def accept_edits(text: str, change: Change) -> list[Span]:
@@ -417,22 +438,19 @@ def apply_spans(text: str, spans: Iterable[Span]) -> str:
     return "".join(pieces)
 
 
-def _decide_all(text: str, *, accept: bool) -> str:
-    spans: list[Span] = []
-    for change in parse_changes(text):
-        spans.extend(span for mark in change.marks for span in _spans_for(mark, accept=accept))
-        spans.extend(span for comment in change.comments for span in _whole(comment))
-    return apply_spans(text, spans)
+def resolve(text: str, accept: Callable[[Mark], bool]) -> str:
+    """``text`` with each mark accepted where ``accept(mark)`` and rejected elsewhere; comments go."""
+    return apply_spans(text, [span for mark in parse(text) for span in _spans_for(mark, accept=accept(mark))])
 
 
 def accept_all(text: str) -> str:
-    return _decide_all(text, accept=True)
+    return resolve(text, lambda mark: True)
 
 
 def reject_all(text: str) -> str:
-    return _decide_all(text, accept=False)
+    return resolve(text, lambda mark: False)
 
 
 def own_changes(raw: str, uid: str) -> list[Change]:
     """The changes in `raw` whose marks carry this suggestion's id."""
-    return [c for c in parse_changes(raw) if any((m.metadata or {}).get("id") == uid for m in c.all_marks)]
+    return [c for c in parse_changes(raw) if any(mark_id(m) == uid for m in c.all_marks)]

@@ -24,6 +24,8 @@ from suggestions.claims import (
 )
 from suggestions.criticmarkup import Span, accept_edits, own_changes, reject_edits
 from suggestions.errors import StaleSuggestion, SuggestionError
+from suggestions.follow import deciding_here
+from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.moving import move_document, move_folder, remove_document
 
@@ -34,6 +36,13 @@ STALE_PARTIAL = "part of the suggestion's markup was edited away"
 
 
 def _decide_markup(room: Room, suggestion: Suggestion, *, accept: bool) -> None:
+    """Accept or reject the suggestion's own marks, only if they are still exactly what was proposed.
+
+    Each hunk's recorded old and new text is compared with the markup first: if a person typed inside
+    it, accepting would delete their words with the proposed ones, so the suggestion is stale instead
+    and nothing changes. Only marks carrying this suggestion's id are touched; a comment or another
+    suggestion that merely touches them stays.
+    """
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
     changes = own_changes(raw, suggestion.uid)
@@ -41,9 +50,13 @@ def _decide_markup(room: Room, suggestion: Suggestion, *, accept: bool) -> None:
         raise StaleSuggestion(STALE_GONE)
     if len(changes) < len(suggestion.hunks):
         raise StaleSuggestion(STALE_PARTIAL)
+    mismatch = markup_mismatch(raw, suggestion)
+    if mismatch is not None:
+        raise StaleSuggestion(mismatch)
     spans: list[Span] = []
     for change in changes:
         spans += accept_edits(raw, change) if accept else reject_edits(raw, change)
+    deciding_here(room.store, room.doc_id, suggestion.uid)
     with room.transact():
         current = raw
         for span in sorted(spans, key=lambda s: s.start, reverse=True):

@@ -112,11 +112,20 @@ def _changed_line_blocks(old: str, new: str) -> list[tuple[int, int, int, int]]:
     old_at, new_at = _offsets(old_lines, 0), _offsets(new_lines, 0)
     # Default autojunk: in long documents blank lines are too common to be useful anchors.
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines)
-    return [
-        (old_at[i1], old_at[i2], new_at[j1], new_at[j2])
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
+    blocks = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if i2 - i1 == j2 - j1 > 1:
+            # As many lines on both sides: each line changed in place (a replace_all, say). Diffing them
+            # pairwise keeps the word diff linear where one block of thousands of lines would not be.
+            blocks += [
+                (old_at[i], old_at[i + 1], new_at[j], new_at[j + 1])
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            ]
+        else:
+            blocks.append((old_at[i1], old_at[i2], new_at[j1], new_at[j2]))
+    return blocks
 
 
 def _block_runs(old: str, new: str, block: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
@@ -151,6 +160,30 @@ def _block_runs(old: str, new: str, block: tuple[int, int, int, int]) -> list[tu
     return runs
 
 
+def _tightened(hunk: Hunk) -> Hunk:
+    """A hunk that only adds or only removes text once the graphemes both sides share at its edges are
+    left out, as exactly that: ``keep delete me keep`` → ``keepkeep`` deletes `` delete me `` and
+    inserts nothing, rather than ``{-- delete me --}{++  ++}``. Other hunks stay word-level."""
+    old_g, new_g = regex.findall(r"\X", hunk.old), regex.findall(r"\X", hunk.new)
+    lead = 0
+    while lead < min(len(old_g), len(new_g)) and old_g[lead] == new_g[lead]:
+        lead += 1
+    trail = 0
+    while trail < min(len(old_g), len(new_g)) - lead and old_g[-1 - trail] == new_g[-1 - trail]:
+        trail += 1
+    if lead + trail not in (len(old_g), len(new_g)):
+        return hunk
+    head = len("".join(old_g[:lead]))
+    old_core = "".join(old_g[lead : len(old_g) - trail])
+    new_core = "".join(new_g[lead : len(new_g) - trail])
+    # Only whole words (and spaces) come out: ``cat`` → ``cats`` stays ``{--cat--}{++cats++}``.
+    side, core = (hunk.old, old_core) if old_core else (hunk.new, new_core)
+    boundaries = set(_offsets(tokenize(side), 0))
+    if head not in boundaries or head + len(core) not in boundaries:
+        return hunk
+    return Hunk(hunk.start + head, hunk.start + head + len(old_core), old_core, new_core)
+
+
 def word_hunks(old: str, new: str) -> list[Hunk]:
     """The word-level changes turning ``old`` into ``new``, as ranges of ``old``, in order."""
     if old == new:
@@ -158,7 +191,16 @@ def word_hunks(old: str, new: str) -> list[Hunk]:
     hunks: list[Hunk] = []
     for block in _changed_line_blocks(old, new):
         hunks.extend(_trim_common_tokens(old, new, run) for run in _block_runs(old, new, block))
-    return [hunk for hunk in hunks if hunk.old != hunk.new]
+    touching: list[Hunk] = []
+    for hunk in hunks:
+        if hunk.old == hunk.new:
+            continue
+        if touching and touching[-1].end == hunk.start:
+            # Neighbouring lines changed in place: one hunk, so no two marks meet at the same point.
+            last = touching.pop()
+            hunk = Hunk(last.start, hunk.end, last.old + hunk.old, last.new + hunk.new)
+        touching.append(hunk)
+    return [_tightened(hunk) for hunk in touching]
 
 
 def suggestion_edits(old: str, new: str, *, meta: str) -> list[TextEdit]:

@@ -1,10 +1,19 @@
-"""Rows follow decisions made inside editors: when a suggestion's markup disappears from its document
-(a person accepted, rejected or deleted it there), the row becomes accepted, rejected or stale."""
+"""Rows follow what happens to their markup in editors, within a second.
+
+When a suggestion's markup disappears from its document (a person accepted, rejected or deleted it there)
+the row becomes accepted, rejected or stale; when the markup is still there but no longer what was
+proposed (a person typed inside it, or removed one of its delimiters) the row becomes stale at once, so
+nobody can accept text the assistant never suggested.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 
 from django.utils import timezone
 from pycrdt import StickyIndex, Text
@@ -15,22 +24,14 @@ from lensrelay.docstore.panics import is_panic
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.texts import CONTENTS
-from suggestions.criticmarkup import parse
+from suggestions.criticmarkup import mark_id, parse
+from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
+from suggestions.selectors import pending_rows
 
 logger = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.3
-
-
-def _pending(doc_id: str) -> list[Suggestion]:
-    return list(
-        Suggestion.objects.filter(
-            doc_id=doc_id,
-            status=Suggestion.Status.PENDING,
-            kind__in=[Suggestion.Kind.EDIT, Suggestion.Kind.CREATE],
-        )
-    )
 
 
 def _settle(decided: list[tuple[int, str]]) -> None:
@@ -42,12 +43,13 @@ def _settle(decided: list[tuple[int, str]]) -> None:
 
 
 def outcome_in_text(room: Room, suggestion: Suggestion) -> str | None:
-    """None while the markup is there; otherwise what the text shows became of it."""
+    """None while the markup is there as proposed; otherwise what the text shows became of it."""
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
-    ids = [m for m in parse(raw) if (m.metadata or {}).get("id") == suggestion.uid]
-    if ids:
-        return None
+    if any(mark_id(m) == suggestion.uid for m in parse(raw)):
+        return None if markup_mismatch(raw, suggestion) is None else Suggestion.Status.STALE
+    if f'"id":{json.dumps(suggestion.uid)}' in raw:
+        return Suggestion.Status.STALE  # its metadata is left without a working mark: broken, not decided
     verdicts = set()
     for hunk in suggestion.hunks:
         try:
@@ -75,13 +77,59 @@ def outcome_in_text(room: Room, suggestion: Suggestion) -> str | None:
     return verdicts.pop() if len(verdicts) == 1 else Suggestion.Status.STALE
 
 
+class _Holds:
+    """Documents whose rows are being written: the follower waits, so it never reads markup that was
+    just rewritten (a superseded suggestion's, say) against rows that do not say so yet."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.count: Counter[str] = Counter()
+        self.released = asyncio.Condition()
+
+
+@asynccontextmanager
+async def holding(store: DocStore, doc_id: str) -> AsyncIterator[None]:
+    holds = store.attached(_Holds)
+    holds.count[doc_id] += 1
+    try:
+        yield
+    finally:
+        holds.count[doc_id] -= 1
+        async with holds.released:
+            holds.released.notify_all()
+
+
+async def _unheld(store: DocStore, doc_id: str) -> None:
+    holds = store.attached(_Holds)
+    async with holds.released:
+        await holds.released.wait_for(lambda: holds.count[doc_id] <= 0)
+
+
+class _DecidedHere:
+    """Suggestions this process is deciding itself: their markup goes before their row says so, and the
+    decision records who made it, so the follower must not record it first as decided in an editor."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.uids: dict[str, set[str]] = {}
+
+
+def deciding_here(store: DocStore, doc_id: str, uid: str) -> None:
+    store.attached(_DecidedHere).uids.setdefault(doc_id, set()).add(uid)
+
+
 def _follower(store: DocStore) -> Later:
     async def follow(doc_id: str) -> None:
+        await _unheld(store, doc_id)
         room = store.rooms.get(doc_id)
         if room is None:
             return
-        pending = await store.db(_pending, doc_id)
-        decided = [(s.pk, o) for s in pending if (o := outcome_in_text(room, s)) is not None]
+        pending = await store.db(pending_rows, doc_id)
+        if store.attached(_Holds).count[doc_id] > 0:
+            return  # a proposal began meanwhile; its write brings this document round again
+        here = store.attached(_DecidedHere).uids.setdefault(doc_id, set())
+        here.intersection_update(s.uid for s in pending)  # recorded by now: forget them
+        decided = [
+            (s.pk, o) for s in pending if s.uid not in here and (o := outcome_in_text(room, s)) is not None
+        ]
         if decided:
             await store.db(_settle, decided)
 

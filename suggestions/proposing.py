@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from pycrdt import Assoc, StickyIndex, Text
 
-from lensrelay.docstore.offsets import byte_offset, text_delete, text_insert
+from lensrelay.docstore.offsets import byte_offset
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
 from lensrelay.documents import document_create
@@ -24,21 +24,21 @@ from lensrelay.models import Document, Folder
 from lensrelay.paths import DocEntry, path_index
 from lensrelay.sync.presence import show_assistant
 from lensrelay.texts import CONTENTS, room_text
-from suggestions.accepted_view import AcceptedView, build_accepted_view
+from suggestions.accepted_view import build_accepted_view
 from suggestions.criticmarkup import (
-    Change,
-    Span,
+    CLOSE_ADDITION,
     contains_delimiters,
     own_changes,
-    reject_all,
-    reject_edits,
+    parse,
     render_addition,
     render_comment,
     render_metadata,
 )
-from suggestions.diff import Hunk, suggestion_edits, unified_diff, word_hunks
+from suggestions.diff import unified_diff
 from suggestions.errors import SuggestionError
+from suggestions.follow import holding
 from suggestions.models import Suggestion
+from suggestions.rewriting import FORGED, RawEdit, apply_raw_edits, plan_comment, plan_suggestion
 
 DELIMITER_REFUSAL = (
     "{which} contains the CriticMarkup delimiter '{delimiter}'. Write plain text: the system handles "
@@ -66,10 +66,22 @@ class EditSpec:
 class Outcome:
     suggestion: Suggestion | None
     occurrences: list[int]
-    replaced_chars: int
     diff: str
     view_after: str
     superseded: list[str] = field(default_factory=list)
+
+    @property
+    def hunks(self) -> list[dict[str, Any]]:
+        return self.suggestion.hunks if self.suggestion is not None else []
+
+    @property
+    def marked_for_deletion(self) -> int:
+        """Characters the suggestion marks for deletion (its word-level hunks, not the old_string)."""
+        return sum(len(h["old"]) for h in self.hunks)
+
+    @property
+    def inserted(self) -> int:
+        return sum(len(h["new"]) for h in self.hunks)
 
 
 # -- finding the text to change --------------------------------------------------------------------------
@@ -137,69 +149,38 @@ def apply_edit_specs(text: str, specs: Sequence[EditSpec], *, path: str) -> tupl
 # -- writing markup ------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Group:
-    raw_start: int
-    raw_end: int
-    view_start: int
-    view_end: int
-    changes: tuple[Change, ...]
-    hunks: list[Hunk]
-    new_view: str = ""
+def byte_offsets(text: str, indices: Sequence[int]) -> dict[int, int]:
+    """The UTF-8 byte offsets of ascending string ``indices`` of ``text``, in one pass."""
+    found: dict[int, int] = {}
+    position = offset = 0
+    for index in indices:
+        offset += len(text[position:index].encode())
+        found[index] = offset
+        position = index
+    return found
 
 
-def _groups(view: AcceptedView, new_view_text: str) -> list[_Group]:
-    """Changed regions of the view, each widened over the pending changes it touches; overlaps merged."""
-    groups: list[_Group] = []
-    for hunk in word_hunks(view.text, new_view_text):
-        region = view.covering_region(hunk.start, hunk.end)
-        if groups and region.view_start <= groups[-1].view_end:
-            last = groups[-1]
-            last.view_end = max(last.view_end, region.view_end)
-            last.raw_end = max(last.raw_end, region.raw_end)
-            last.changes = tuple(dict.fromkeys(last.changes + region.changes))
-            last.hunks.append(hunk)
-        else:
-            groups.append(
-                _Group(
-                    region.raw_start,
-                    region.raw_end,
-                    region.view_start,
-                    region.view_end,
-                    region.changes,
-                    [hunk],
-                )
-            )
-    for group in groups:
-        pieces: list[str] = []
-        position = group.view_start
-        for hunk in group.hunks:
-            pieces += [view.text[position : hunk.start], hunk.new]
-            position = hunk.end
-        pieces.append(view.text[position : group.view_end])
-        group.new_view = "".join(pieces)
-    return groups
+def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> None:
+    """Apply batches of edits, each made on the text the previous one left (the first on ``raw``, with no
+    await since it was read). Only markup and discarded text are deleted, so every kept character keeps
+    its Yjs identity.
 
-
-def _write_groups(room: Room, groups: list[_Group], *, meta: str) -> None:
-    """Reject what each group supersedes, then insert the new suggestion's markers: only markers and
-    superseded markup are deleted, so every kept character keeps its Yjs identity."""
+    Edits go right to left: the text before an edit is still as planned, so its UTF-8 offsets are
+    computed once, in one pass, instead of once per edit.
+    """
     ytext = room.doc.get(CONTENTS, type=Text)
     with room.transact():
         current = str(ytext)
-        for group in sorted(groups, key=lambda g: g.raw_start, reverse=True):
-            region = current[group.raw_start : group.raw_end]
-            spans: list[Span] = []
-            for change in group.changes:
-                spans += reject_edits(current, change)
-            for span in sorted(spans, key=lambda s: s.start, reverse=True):
-                text_delete(ytext, current=current, start=span.start, end=span.end)
-                current = current[: span.start] + current[span.end :]
-            base = reject_all(region) if group.changes else region
-            for edit in suggestion_edits(base, group.new_view, meta=meta):
-                text_insert(ytext, current=current, index=group.raw_start + edit.start, value=edit.insert)
-                position = group.raw_start + edit.start
-                current = current[:position] + edit.insert + current[position:]
+        if current != raw:
+            raise SuggestionError("Document changed while the suggestion was written. Nothing was changed.")
+        for edits in batches:
+            offsets = byte_offsets(current, sorted({i for e in edits for i in (e.start, e.end)}))
+            for edit in reversed(edits):
+                if edit.end > edit.start:
+                    del ytext[offsets[edit.start] : offsets[edit.end]]
+                if edit.insert:
+                    ytext.insert(offsets[edit.start], edit.insert)
+            current = apply_raw_edits(current, edits)
 
 
 def _hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
@@ -215,17 +196,6 @@ def _hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
 
 def _meta(proposer: Proposer, uid: str) -> str:
     return render_metadata(proposer.author, int(time.time() * 1000), suggestion_id=uid)
-
-
-def _superseded_uids(groups: list[_Group]) -> list[str]:
-    uids = []
-    for group in groups:
-        for change in group.changes:
-            for mark in change.all_marks:
-                uid = (mark.metadata or {}).get("id")
-                if isinstance(uid, str) and uid not in uids:
-                    uids.append(uid)
-    return uids
 
 
 def _save_suggestion(suggestion: Suggestion, superseded: list[str]) -> Suggestion:
@@ -286,25 +256,24 @@ async def suggestion_propose_edits(
     else:
         new_view_text, occurrences = apply_edit_specs(view.text, specs, path=entry.user_path)
     diff = unified_diff(view.text, new_view_text, path=entry.user_path)
-    if dry_run:
-        return Outcome(None, occurrences, 0, diff, new_view_text)
-    groups = _groups(view, new_view_text)
     meta = _meta(proposer, row.uid)
-    _write_groups(room, groups, meta=meta)
-    if comment:
-        _append_comment(room, row.uid, comment, meta)
-    records = _hunk_records(room, row.uid)
-    row.hunks = records
-    row.old_text = "\n…\n".join(r["old"] for r in records)
-    row.new_text = "\n…\n".join(r["new"] for r in records)
-    row.markup = "\n…\n".join(_markup_of(room_text(room), row.uid))
-    superseded = [uid for uid in _superseded_uids(groups) if uid != row.uid]
-    await room.flushed()
+    plan = plan_suggestion(raw, new_view_text, meta=meta, uid=row.uid)
+    reply = plan_comment(plan.raw, uid=row.uid, comment=comment, meta=meta) if comment else None
+    if dry_run:
+        return Outcome(None, occurrences, diff, new_view_text)
+    # Until the rows say what happened, the follower must not read the superseded markup as decided.
+    async with holding(store, entry.doc_id):
+        _write_plan(room, raw, [plan.edits] + ([[reply]] if reply else []))
+        records = _hunk_records(room, row.uid)
+        row.hunks = records
+        row.old_text = "\n…\n".join(r["old"] for r in records)
+        row.new_text = "\n…\n".join(r["new"] for r in records)
+        row.markup = "\n…\n".join(_markup_of(room_text(room), row.uid))
+        await room.flushed()
+        await store.db(_save_suggestion, row, plan.superseded)
     # After the change went out, so clients know the text the cursor points into.
     await show_assistant(room, name=proposer.author, index=_markup_start(room_text(room), row.uid))
-    await store.db(_save_suggestion, row, superseded)
-    replaced = sum(len(r["old"]) for r in records)
-    return Outcome(row, occurrences, replaced, diff, new_view_text, superseded)
+    return Outcome(row, occurrences, diff, new_view_text, plan.superseded)
 
 
 def _markup_start(raw: str, uid: str) -> int:
@@ -314,16 +283,6 @@ def _markup_start(raw: str, uid: str) -> int:
 
 def _markup_of(raw: str, uid: str) -> list[str]:
     return [raw[c.start : c.end] for c in own_changes(raw, uid)]
-
-
-def _append_comment(room: Room, uid: str, comment: str, meta: str) -> None:
-    """A `{>>…<<}` right after the suggestion's last mark, so editors read it as its reply."""
-    ytext = room.doc.get(CONTENTS, type=Text)
-    with room.transact():
-        raw = str(ytext)
-        changes = own_changes(raw, uid)
-        if changes:
-            text_insert(ytext, current=raw, index=changes[-1].end, value=render_comment(comment, meta))
 
 
 # -- creating, moving and deleting documents -------------------------------------------------------------
@@ -348,6 +307,8 @@ async def suggestion_propose_create(
     body = render_addition(content, meta) if content else ""
     if comment:
         body += render_comment(comment, meta)
+    if content and [m.content for m in parse(body)][:1] != [content]:
+        raise SuggestionError(FORGED.format(delimiter=CLOSE_ADDITION))
     document = await document_create(store=store, folder=folder, path=relative_path, text=body)
     entry = path_index(store).by_doc_id(document.doc_id)
     assert entry is not None

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import Count, Min, QuerySet
 
 from suggestions.accepted_view import build_accepted_view
+from suggestions.criticmarkup import Change, contains_delimiters, mark_id
+from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 
 EDIT_KINDS = frozenset({"replace", "insert", "delete", "substitution"})
+_LEFTOVER_METADATA = "}@@"  # the end of a mark's metadata, left in text when its opening was deleted
 
 
 def suggestions_of_token(
@@ -61,12 +65,18 @@ class PendingLine:
         return f"L{self.line}: {markup} ({self.author}) {self.age}"
 
 
-def pending_in_text(raw: str) -> list[PendingLine]:
-    """The pending edits written in a document's text, at their line in the accepted view."""
+def pending_in_text(raw: str, rows: Sequence[Suggestion] | None = None) -> list[PendingLine]:
+    """The pending edits written in a document's text, at their line in the accepted view.
+
+    With ``rows`` (the document's pending suggestions), markup that is broken is left out: a mark whose
+    suggestion is not pending or no longer matches what was proposed, or whose text holds leftovers of
+    other markup (a delimiter or metadata swallowed when a person deleted a closing delimiter).
+    """
     view = build_accepted_view(raw)
+    intact = {row.uid for row in rows or () if markup_mismatch(raw, row, parsed=view.changes) is None}
     lines = []
     for change, (start, _) in zip(view.changes, view.change_spans, strict=True):
-        if change.kind not in EDIT_KINDS:
+        if change.kind not in EDIT_KINDS or (rows is not None and _broken(change, intact)):
             continue
         metadata = change.metadata or {}
         lines.append(
@@ -81,9 +91,33 @@ def pending_in_text(raw: str) -> list[PendingLine]:
     return lines
 
 
+def _broken(change: Change, intact: set[str]) -> bool:
+    if any(contains_delimiters(text) or _LEFTOVER_METADATA in text for text in (change.old, change.new)):
+        return True
+    uid = mark_id(change.marks[0])
+    return uid is not None and uid not in intact  # no id: a person's own markup, with no row behind it
+
+
+def pending_rows(doc_id: str) -> list[Suggestion]:
+    """The document's pending suggestions that have markup in its text."""
+    kinds = [Suggestion.Kind.EDIT, Suggestion.Kind.CREATE]
+    return list(Suggestion.objects.filter(doc_id=doc_id, status=Suggestion.Status.PENDING, kind__in=kinds))
+
+
 def _clip(text: str, limit: int = 80) -> str:
     flat = text.replace("\n", "⏎")
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def hunk_previews(suggestion: Suggestion, *, limit: int = 3) -> list[str]:
+    """One readable line per hunk (``{--old--}{++new++}``, line breaks shown as ⏎), at most ``limit``."""
+    previews = []
+    for hunk in (suggestion.hunks or [])[:limit]:
+        old, new = hunk.get("old", ""), hunk.get("new", "")
+        previews.append((f"{{--{_clip(old)}--}}" if old else "") + (f"{{++{_clip(new)}++}}" if new else ""))
+    if len(suggestion.hunks or []) > limit:
+        previews.append(f"… and {len(suggestion.hunks) - limit} more")
+    return previews
 
 
 # -- what is waiting for review ----------------------------------------------------------------------------

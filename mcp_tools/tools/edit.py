@@ -4,7 +4,7 @@ from pydantic import Field
 
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read, writable_entry
+from mcp_tools.writing import COMMENT_DESCRIPTION, describe, proposer, require_read, writable_entry
 from suggestions.errors import SuggestionError
 from suggestions.proposing import EditSpec, suggestion_propose_edits
 
@@ -47,12 +47,13 @@ async def edit(ctx: ToolContext, args: EditArgs) -> str:
     except SuggestionError as exc:
         raise ToolError(str(exc)) from exc
     assert outcome.suggestion is not None
+    count = outcome.occurrences[0]
     text = (
-        f"Edited {entry.user_path}: replaced {outcome.replaced_chars} characters with CriticMarkup "
-        f"suggestion for human review (suggestion {outcome.suggestion.uid}, pending)."
+        f"Edited {entry.user_path}: replaced {len(args.old_string) * count} characters with CriticMarkup "
+        f"suggestion for human review (suggestion {outcome.suggestion.uid}, pending; {describe(outcome)})."
     )
-    if outcome.occurrences[0] > 1:
-        text += f" {outcome.occurrences[0]} occurrences replaced."
+    if count > 1:
+        text += f" {count} occurrences replaced."
     if outcome.superseded:
         text += f" It supersedes {len(outcome.superseded)} earlier pending suggestion(s) on the same text."
     return text

@@ -8,7 +8,7 @@ from pydantic import Field
 from lensrelay.vaultpath import MAX_PATH_CHARS
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, tool
-from suggestions.selectors import age, suggestions_of_token
+from suggestions.selectors import age, hunk_previews, suggestions_of_token
 
 
 class ListSuggestionsArgs(ToolArgs):
@@ -56,7 +56,7 @@ async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
             line += ", decided in an editor"
         if row.note:
             line += f"\n  Reviewer's note: {row.note}"
-        if row.kind == "edit" and (row.old_text or row.new_text):
-            line += f"\n  {{--{row.old_text[:80]}--}}{{++{row.new_text[:80]}++}}"
+        if row.kind == "edit":
+            line += "".join(f"\n  {preview}" for preview in hunk_previews(row))
         lines.append(line)
     return "\n".join(lines)

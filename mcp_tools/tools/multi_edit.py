@@ -91,6 +91,9 @@ async def multi_edit(ctx: ToolContext, args: MultiEditArgs) -> str:
         assert outcome.suggestion is not None
         result["suggestion"] = outcome.suggestion.uid
         result["status"] = "pending review"
+        result["hunks"] = len(outcome.hunks)
+        result["characters_marked_for_deletion"] = outcome.marked_for_deletion
+        result["characters_inserted"] = outcome.inserted
         if outcome.superseded:
             result["superseded"] = outcome.superseded
     if args.include_content:

@@ -5,7 +5,7 @@ from pydantic import Field
 from mcp_tools.engines.catn import format_read
 from mcp_tools.kb import accepted_text, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from suggestions.selectors import pending_in_text
+from suggestions.selectors import pending_in_text, pending_rows
 
 
 class ReadArgs(ToolArgs):
@@ -42,7 +42,8 @@ async def read(ctx: ToolContext, args: ReadArgs) -> str:
     except ValueError as exc:
         raise ToolError(f"Error: {exc}") from exc
     await ctx.record_read(entry.doc_id)
-    pending = pending_in_text(raw) if view is not raw else []
+    rows = await kb.store.db(pending_rows, entry.doc_id) if view is not raw else []
+    pending = pending_in_text(raw, rows) if view is not raw else []
     if pending:
         output += "\n\n[Pending suggestions]\n" + "\n".join(p.render() for p in pending)
     return output

@@ -5,7 +5,7 @@ from pydantic import Field
 from lensrelay.vaultpath import InvalidPath, split_user_path, with_md_suffix
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read
+from mcp_tools.writing import COMMENT_DESCRIPTION, describe, proposer, require_read
 from suggestions.errors import SuggestionError
 from suggestions.proposing import suggestion_propose_create, suggestion_propose_edits
 
@@ -47,10 +47,13 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
                 replacement=args.content,
             )
             assert outcome.suggestion is not None
-            return (
-                f"Suggested changes to {entry.user_path} as {len(outcome.suggestion.hunks)} CriticMarkup "
-                f"hunk(s) for human review (suggestion {outcome.suggestion.uid}, pending)."
+            text = (
+                f"Suggested changes to {entry.user_path} as CriticMarkup for human review "
+                f"(suggestion {outcome.suggestion.uid}, pending; {describe(outcome)})."
             )
+            if outcome.superseded:
+                text += f" It supersedes {len(outcome.superseded)} earlier pending suggestion(s)."
+            return text
         folder_id, relative = _new_location(ctx, kb, args.file_path)
         suggestion = await suggestion_propose_create(
             store=kb.store,

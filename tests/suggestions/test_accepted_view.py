@@ -1,7 +1,7 @@
 import pytest
 
 from suggestions.accepted_view import build_accepted_view
-from suggestions.criticmarkup import accept_all, reject_all
+from suggestions.criticmarkup import accept_all
 
 META = '{"author":"claude","timestamp":1}@@'
 
@@ -17,7 +17,7 @@ def test_document_without_markup_maps_identity() -> None:
     view = build_accepted_view("plain ✓ text")
     assert view.text == "plain ✓ text"
     assert all(view.to_raw(i) == i == view.to_raw(i, prefer="right") for i in range(len(view.text) + 1))
-    assert view.changes == [] and view.overlapping_changes(0, 3) == []
+    assert view.changes == []
 
 
 def test_empty_document() -> None:
@@ -90,40 +90,6 @@ def test_out_of_range_indices_raise() -> None:
         view.to_view(-1)
     with pytest.raises(ValueError):
         view.raw_range(2, 1)
-
-
-def test_overlapping_changes_overlap_and_touch() -> None:
-    raw = "one {--two--}{++2++} three {--four--} five"
-    view = build_accepted_view(raw)
-    assert view.text == "one 2 three  five"
-    replace, delete = view.changes
-    assert view.change_spans == [(4, 5), (12, 12)]
-    assert view.overlapping_changes(0, 3) == []  # "one"
-    assert view.overlapping_changes(0, 4) == [replace]  # "one " touches the replacement
-    assert view.overlapping_changes(4, 5) == [replace]
-    assert view.overlapping_changes(6, 11) == []  # "three"
-    assert view.overlapping_changes(6, 12) == [delete]  # touches the zero-width deletion
-    assert view.overlapping_changes(0, len(view.text)) == [replace, delete]
-
-
-def test_covering_region_widens_to_whole_changes_for_superseding() -> None:
-    raw = "The {--quick--}{++slow++} fox jumps"
-    view = build_accepted_view(raw)
-    start = view.text.index("slow fox")
-    region = view.covering_region(start, start + len("slow fox"))
-    assert raw[region.raw_start : region.raw_end] == "{--quick--}{++slow++} fox"
-    assert view.text[region.view_start : region.view_end] == "slow fox"
-    assert reject_all(raw[region.raw_start : region.raw_end]) == "quick fox"
-    assert [c.kind for c in region.changes] == ["replace"]
-
-
-def test_covering_region_without_changes_is_raw_range() -> None:
-    raw = "a {++b++} c d"
-    view = build_accepted_view(raw)
-    start = view.text.index("d")
-    region = view.covering_region(start, start + 1)
-    assert (region.raw_start, region.raw_end) == (len(raw) - 1, len(raw))
-    assert region.changes == ()
 
 
 def test_large_document_builds_linearly() -> None:

@@ -61,7 +61,8 @@ async def test_edit_writes_word_level_markup_and_a_row(store: Any, note: Any, ca
         },
     )
     assert not error, text
-    assert text.startswith("Edited Lens/Notes/Fox.md: replaced 15 characters with CriticMarkup suggestion")
+    assert text.startswith("Edited Lens/Notes/Fox.md: replaced 19 characters with CriticMarkup suggestion")
+    assert "1 hunk: 15 characters marked for deletion, 10 inserted" in text
     current = await raw(store, note.doc_id)
     marks = parse(current)
     assert [m.kind for m in marks] == ["deletion", "addition"]
@@ -308,6 +309,33 @@ async def test_row_follows_a_decision_made_in_an_editor(store: Any, note: Any, c
             break
         await asyncio.sleep(0.1)
     assert row.status == "accepted"
+
+
+async def test_typing_inside_a_suggestion_makes_it_stale_at_once_and_read_stops_listing_it(
+    store: Any, note: Any, call: Any
+) -> None:
+    from pycrdt import Text
+
+    from lensrelay.docstore.offsets import text_insert
+    from suggestions.follow import follower_for
+
+    await call("read", {"file_path": "Lens/Notes/Fox.md"})
+    await call("edit", {"file_path": "Lens/Notes/Fox.md", "old_string": "lazy", "new_string": "sleepy"})
+    shown, _ = await call("read", {"file_path": "Lens/Notes/Fox.md"})
+    assert "{--lazy--}{++sleepy++} (tester)" in shown
+    room = await store.get(note.doc_id)
+    ytext = room.doc.get("contents", type=Text)
+    current = str(ytext)
+    with room.transact():  # a person types inside the proposed word
+        text_insert(ytext, current=current, index=current.index("sleepy") + 3, value="-ish-")
+    await room.flushed()
+    await follower_for(store).settled()
+    [row] = await rows()
+    assert row.status == "stale"
+    shown, _ = await call("read", {"file_path": "Lens/Notes/Fox.md"})
+    assert "[Pending suggestions]" not in shown and "sle-ish-epy" in shown
+    decision = await suggestion_decide(store=store, suggestion=row, user=None, accept=True)
+    assert not decision.ok and "-ish-" in await raw(store, note.doc_id)
 
 
 async def test_move_accepted_rewrites_links(store: Any, make_folder: Any, call: Any) -> None:
