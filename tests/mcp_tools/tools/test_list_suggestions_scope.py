@@ -30,6 +30,7 @@ def setup() -> tuple[ApiToken, str, Folder, Folder]:
             tool="edit",
             old_text="old",
             new_text=words,
+            hunks=[{"old": "old", "new": words}],
         )
     return token, raw, public, secret
 
