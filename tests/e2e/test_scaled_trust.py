@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,7 @@ from tests.e2e.test_revocation import (
     text_of,
     watch_closing,
 )
-from tests.e2e.test_scaled import database, doc_id_of, workers  # noqa: F401  (the two workers, reused)
+from tests.e2e.test_scaled import api_documents, cluster
 
 pytestmark = [
     pytest.mark.scaled,
@@ -39,6 +39,18 @@ pytestmark = [
 ]
 
 Workers = tuple[LiveServer, LiveServer, dict[str, str]]
+
+
+@pytest.fixture(scope="module")
+def workers(node_modules: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
+    """Two workers on a fresh PostgreSQL database and a private Redis, with the folder Team imported."""
+    with cluster(tmp_path_factory, shared={}, each=[{}, {}]) as (live, _):
+        yield live.a, live.b, {"token": live.token}
+
+
+def doc_id_of(server: LiveServer, token: str, path: str) -> str:
+    [document] = api_documents(server, token, path)
+    return str(document["doc_id"])
 
 
 def manage_on(server: LiveServer) -> Callable[..., str]:
@@ -51,7 +63,7 @@ def manage_on(server: LiveServer) -> Callable[..., str]:
 
 
 @pytest.fixture(scope="module")
-def scoped_token(workers: Workers, tmp_path_factory: pytest.TempPathFactory) -> str:  # noqa: F811
+def scoped_token(workers: Workers, tmp_path_factory: pytest.TempPathFactory) -> str:
     first, _, _ = workers
     vault = tmp_path_factory.mktemp("other-vault")
     (vault / "Note.md").write_text("The other folder's note.\n")
@@ -63,7 +75,7 @@ def scoped_token(workers: Workers, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 async def test_narrowing_and_revoking_reach_both_workers(
-    workers: Workers,  # noqa: F811
+    workers: Workers,
     scoped_token: str,
     yclients: YClientFactory,
 ) -> None:
@@ -94,14 +106,14 @@ async def test_narrowing_and_revoking_reach_both_workers(
 
 
 @pytest.fixture(scope="module")
-def pending(workers: Workers, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Pending]]:  # noqa: F811
+def pending(workers: Workers, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Pending]]:
     first, _, _ = workers
     return propose_pending(manage_on(first), Path(tmp_path_factory.mktemp("race-vault")))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_reviewers_on_different_workers_have_one_winner(
-    workers: Workers,  # noqa: F811
+    workers: Workers,
     pending: dict[str, list[Pending]],
     kind: str,
 ) -> None:
