@@ -9,23 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
 from pycrdt import Doc, Text
 
-from lensrelay.docstore import folderdoc, persistence
+from lensrelay.docstore import contenthash, folderdoc, persistence
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
 from lensrelay.folders import content_doc_id, folder_create, mirror_folder
-from lensrelay.models import Document, Folder, YDoc, YUpdate
+from lensrelay.models import Document, Folder, YDoc
+from lensrelay.texts import text_cache
 from lensrelay.vaultpath import FolderPaths, InvalidPath, normalize_path, validate_relative_path
 
 logger = logging.getLogger(__name__)
 
 CONTENTS = "contents"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-# New documents are written in batches: one transaction per batch keeps a 10,000-note import fast.
-BATCH = 500
 
 
 @dataclass
@@ -92,17 +90,17 @@ def _admitted(paths: FolderPaths, path: str, kind: str, report: ImportReport) ->
     return True
 
 
-def _write_new_documents(folder: Folder, new_docs: list[tuple[str, str]]) -> None:
-    for start in range(0, len(new_docs), BATCH):
-        chunk = new_docs[start : start + BATCH]
-        with transaction.atomic():
-            YDoc.objects.bulk_create(
-                [YDoc(doc_id=doc_id, kind=YDoc.Kind.CONTENT, folder=folder) for doc_id, _ in chunk],
-                ignore_conflicts=True,
-            )
-            YUpdate.objects.bulk_create(
-                [YUpdate(doc_id=doc_id, data=initial_update(text), writer="import") for doc_id, text in chunk]
-            )
+def _write_new_documents(*, folder: Folder, new_docs: list[tuple[str, str]], writer: str) -> None:
+    states = [(doc_id, text, initial_update(text)) for doc_id, text in new_docs]
+    contenthash.content_docs_create(folder=folder, docs=states, writer=writer)
+
+
+def _stored_changes(texts: dict[str, str]) -> dict[str, str]:
+    """Of these documents (doc id -> new text), those whose stored text differs: hashes first, then the
+    stored states of the few a hash cannot vouch for (never hashed, or changed since), in bulk."""
+    unknown = sorted(set(texts) - contenthash.content_unchanged(texts))
+    stored = persistence.stored_texts(unknown)
+    return {doc_id: texts[doc_id] for doc_id in unknown if stored.get(doc_id) != texts[doc_id]}
 
 
 async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> ImportReport:
@@ -141,12 +139,21 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
             else:
                 changed.append((content_doc_id(folder, entry.uuid), text))
     # Content first, then the folder entries that name it, so no client sees an entry without content.
-    await store.db(_write_new_documents, folder, new_docs)
+    # No await may come before this call: the store's one database thread then writes the content
+    # before the folder document's update that names it.
+    await store.db(_write_new_documents, folder=folder, new_docs=new_docs, writer=store.writer)
+    # The importer holds the texts: the search index reads them from here, not back from the database.
+    text_cache(store).prime(dict(new_docs))
     report.created = len(new_docs)
-    await folder_room.flushed()
-    await mirror_folder(store, folder_id=folder.pk, room=folder_room)
+    if new_docs or report.folders:
+        await folder_room.flushed()
+        await mirror_folder(store, folder_id=folder.pk, room=folder_room)
 
-    for doc_id, text in changed:
+    # Unchanged files cost a hash comparison; only changed ones go through a live room, so connected
+    # clients see the re-import as an edit.
+    to_edit = await store.db(_stored_changes, dict(changed))
+    report.unchanged = len(changed) - len(to_edit)
+    for doc_id, text in to_edit.items():
         await store.db(persistence.create_ydoc, doc_id, YDoc.Kind.CONTENT)
         room = await store.get(doc_id)
         assert room is not None
