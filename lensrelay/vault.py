@@ -15,7 +15,7 @@ from lensrelay.docstore import contenthash, folderdoc, persistence
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
-from lensrelay.folders import content_doc_id, folder_create, mirror_folder
+from lensrelay.folders import content_doc_id, folder_create, mirror_folder, mirror_for
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.texts import text_cache
 from lensrelay.vaultpath import FolderPaths, InvalidPath, normalize_path, validate_relative_path
@@ -114,17 +114,22 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
     folder_room = await store.get(folder.doc_id)
     assert folder_room is not None
     # Only entries the mirror admitted count: a hostile entry naming another folder's document must not
-    # make a re-import write this vault's text into that document.
+    # make a re-import write this vault's text into that document. Mirrored here and now, so loading
+    # the folder document need not mirror it a second time.
+    mirror_for(store).discard(folder.doc_id)
     await mirror_folder(store, folder_id=folder.pk, room=folder_room)
     existing = await store.db(_mirrored_entries, folder)
 
     new_docs: list[tuple[str, str]] = []
     changed: list[tuple[str, str]] = []
+    added: list[str] = []  # doc ids of every new entry, sub-folders included
     paths = FolderPaths((entry.path, entry.type) for entry in existing.values())
     with folder_room.transact():
         for path in folders:
             if path not in existing and _admitted(paths, path, "folder", report):
-                folderdoc.add_entry(folder_room.doc, path=path, uuid=str(uuidlib.uuid4()), type="folder")
+                uuid = str(uuidlib.uuid4())
+                folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="folder")
+                added.append(content_doc_id(folder, uuid))
                 report.folders += 1
         for path, text in files.items():
             entry = existing.get(path)
@@ -134,20 +139,25 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
                 uuid = str(uuidlib.uuid4())
                 folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="markdown")
                 new_docs.append((content_doc_id(folder, uuid), text))
+                added.append(content_doc_id(folder, uuid))
             elif entry.type != "markdown":
                 report.skipped.append(f"{path} (a {entry.type} entry already has this path)")
             else:
                 changed.append((content_doc_id(folder, entry.uuid), text))
     # Content first, then the folder entries that name it, so no client sees an entry without content.
+    # The importer holds the texts: the search index reads them from here, not back from the database.
+    text_cache(store).prime(dict(new_docs))
     # No await may come before this call: the store's one database thread then writes the content
     # before the folder document's update that names it.
     await store.db(_write_new_documents, folder=folder, new_docs=new_docs, writer=store.writer)
-    # The importer holds the texts: the search index reads them from here, not back from the database.
-    text_cache(store).prime(dict(new_docs))
     report.created = len(new_docs)
-    if new_docs or report.folders:
+    if added:
         await folder_room.flushed()
-        await mirror_folder(store, folder_id=folder.pk, room=folder_room)
+        # The change set the folder's mirroring going (rows, path index, search index): wait for it
+        # rather than doing it twice, and do it here only if it left an entry without its row.
+        await mirror_for(store).settled()
+        if await store.db(_unmirrored, folder, added):
+            await mirror_folder(store, folder_id=folder.pk, room=folder_room)
 
     # Unchanged files cost a hash comparison; only changed ones go through a live room, so connected
     # clients see the re-import as an edit.
@@ -188,6 +198,14 @@ def replace_text(doc: Doc, new: str) -> bool:
 def _mirrored_entries(folder: Folder) -> dict[str, FileEntry]:
     rows = Document.objects.filter(folder=folder).values_list("path", "uuid", "type")
     return {path: FileEntry(path=path, uuid=uuid, type=kind) for path, uuid, kind in rows}
+
+
+def _unmirrored(folder: Folder, doc_ids: list[str]) -> bool:
+    mirrored = 0
+    for start in range(0, len(doc_ids), 500):
+        chunk = doc_ids[start : start + 500]
+        mirrored += Document.objects.filter(folder=folder, doc_id__in=chunk).count()
+    return mirrored < len(doc_ids)
 
 
 def _get_or_create_folder(name: str) -> Folder:
