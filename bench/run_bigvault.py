@@ -21,10 +21,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from bench import harness, vaultgen
 from bench.run_grep import McpSession
+from bench.run_import import timed
 
 FOLDER = "Vault"
 
@@ -39,12 +39,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     harness.add_source_arguments(parser)
     return parser.parse_args(argv)
-
-
-def timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[float, Any]:
-    start = time.perf_counter()
-    result = fn(*args, **kwargs)
-    return time.perf_counter() - start, result
 
 
 def vm_kib(pid: int, field: str) -> int:
