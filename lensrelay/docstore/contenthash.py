@@ -3,6 +3,8 @@
 A content document's `YDoc.content_hash` is the SHA-256 of its text when its stored state held no logged
 update past `YDoc.content_upto`. The stored state is the snapshot plus the log, and both only grow past
 that id when the document changes; so while neither goes past it, the hash still describes the text.
+Hashes are taken when an import creates a document, in the transaction that logs its first update: any
+later change is logged once the document is known, so with a larger id from the same sequence.
 Synchronous: callers run it on the store's database thread (or in a management command).
 """
 
