@@ -82,8 +82,14 @@ def claim_content_docs(*, folder: Folder, doc_ids: list[str]) -> set[str]:
     """Register new content documents as this folder's; returns the ids the folder now owns."""
     owned: set[str] = set()
     for chunk in _chunks(doc_ids):
+        # An import registers its documents before their entries: build rows only for the others.
+        known = set(YDoc.objects.filter(doc_id__in=chunk).values_list("doc_id", flat=True))
         YDoc.objects.bulk_create(
-            [YDoc(doc_id=doc_id, kind=YDoc.Kind.CONTENT, folder=folder) for doc_id in chunk],
+            [
+                YDoc(doc_id=doc_id, kind=YDoc.Kind.CONTENT, folder=folder)
+                for doc_id in chunk
+                if doc_id not in known
+            ],
             ignore_conflicts=True,
         )
         # Admitted unowned documents have no stored content (see _not_ours): claiming them reveals nothing.

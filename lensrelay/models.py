@@ -32,6 +32,11 @@ class YDoc(models.Model):
         "Folder", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=True
     )
     created = models.DateTimeField(default=timezone.now)
+    # SHA-256 of the text when the stored state held no update after `content_upto` (a log id): a
+    # re-import compares hashes instead of loading the document. Valid only while no logged update,
+    # nor a snapshot, goes past that id; empty when unknown.
+    content_hash = models.CharField(max_length=64, blank=True, default="")
+    content_upto = models.BigIntegerField(default=0)
 
     class Meta:
         verbose_name = "Yjs document"

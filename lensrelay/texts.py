@@ -47,6 +47,12 @@ class TextCache:
     def invalidate(self, doc_id: str) -> None:
         self._texts.pop(doc_id, None)
 
+    def prime(self, texts: dict[str, str]) -> None:
+        """Take texts known to be the stored ones (just written by an import); live rooms still win."""
+        for doc_id, text in texts.items():
+            if doc_id not in self.store.rooms:
+                self._texts[doc_id] = text
+
     async def get(self, doc_id: str) -> str:
         return (await self.get_many([doc_id]))[doc_id]
 

@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
 from pycrdt import Doc, Text
 
-from lensrelay.docstore import folderdoc, persistence
+from lensrelay.docstore import contenthash, folderdoc, persistence
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
-from lensrelay.folders import content_doc_id, folder_create, mirror_folder
-from lensrelay.models import Document, Folder, YDoc, YUpdate
+from lensrelay.folders import content_doc_id, folder_create, mirror_folder, mirror_for
+from lensrelay.models import Document, Folder, YDoc
+from lensrelay.texts import text_cache
 from lensrelay.unicode_text import UnencodableText, refuse_unencodable
 from lensrelay.vaultpath import FolderPaths, InvalidPath, normalize_path, validate_relative_path
 
@@ -25,8 +25,6 @@ logger = logging.getLogger(__name__)
 
 CONTENTS = "contents"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-# New documents are written in batches: one transaction per batch keeps a 10,000-note import fast.
-BATCH = 500
 
 
 @dataclass
@@ -103,17 +101,17 @@ def _admitted(paths: FolderPaths, path: str, kind: str, report: ImportReport) ->
     return True
 
 
-def _write_new_documents(folder: Folder, new_docs: list[tuple[str, str]]) -> None:
-    for start in range(0, len(new_docs), BATCH):
-        chunk = new_docs[start : start + BATCH]
-        with transaction.atomic():
-            YDoc.objects.bulk_create(
-                [YDoc(doc_id=doc_id, kind=YDoc.Kind.CONTENT, folder=folder) for doc_id, _ in chunk],
-                ignore_conflicts=True,
-            )
-            YUpdate.objects.bulk_create(
-                [YUpdate(doc_id=doc_id, data=initial_update(text), writer="import") for doc_id, text in chunk]
-            )
+def _write_new_documents(*, folder: Folder, new_docs: list[tuple[str, str]], writer: str) -> None:
+    states = [(doc_id, text, initial_update(text)) for doc_id, text in new_docs]
+    contenthash.content_docs_create(folder=folder, docs=states, writer=writer)
+
+
+def _stored_changes(texts: dict[str, str]) -> dict[str, str]:
+    """Of these documents (doc id -> new text), those whose stored text differs: hashes first, then the
+    stored states of the few a hash cannot vouch for (never hashed, or changed since), in bulk."""
+    unknown = sorted(set(texts) - contenthash.content_unchanged(texts))
+    stored = persistence.stored_texts(unknown)
+    return {doc_id: texts[doc_id] for doc_id in unknown if stored.get(doc_id) != texts[doc_id]}
 
 
 async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> ImportReport:
@@ -128,17 +126,22 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
     folder_room = await store.get(folder.doc_id)
     assert folder_room is not None
     # Only entries the mirror admitted count: a hostile entry naming another folder's document must not
-    # make a re-import write this vault's text into that document.
+    # make a re-import write this vault's text into that document. Mirrored here and now, so loading
+    # the folder document need not mirror it a second time.
+    mirror_for(store).discard(folder.doc_id)
     await mirror_folder(store, folder_id=folder.pk, room=folder_room)
     existing = await store.db(_mirrored_entries, folder)
 
     new_docs: list[tuple[str, str]] = []
     changed: list[tuple[str, str]] = []
+    added: list[str] = []  # doc ids of every new entry, sub-folders included
     paths = FolderPaths((entry.path, entry.type) for entry in existing.values())
     with folder_room.transact():
         for path in folders:
             if path not in existing and _admitted(paths, path, "folder", report):
-                folderdoc.add_entry(folder_room.doc, path=path, uuid=str(uuidlib.uuid4()), type="folder")
+                uuid = str(uuidlib.uuid4())
+                folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="folder")
+                added.append(content_doc_id(folder, uuid))
                 report.folders += 1
         for path, text in files.items():
             entry = existing.get(path)
@@ -148,17 +151,31 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
                 uuid = str(uuidlib.uuid4())
                 folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="markdown")
                 new_docs.append((content_doc_id(folder, uuid), text))
+                added.append(content_doc_id(folder, uuid))
             elif entry.type != "markdown":
                 report.skipped.append(f"{path} (a {entry.type} entry already has this path)")
             else:
                 changed.append((content_doc_id(folder, entry.uuid), text))
     # Content first, then the folder entries that name it, so no client sees an entry without content.
-    await store.db(_write_new_documents, folder, new_docs)
+    # The importer holds the texts: the search index reads them from here, not back from the database.
+    text_cache(store).prime(dict(new_docs))
+    # No await may come before this call: the store's one database thread then writes the content
+    # before the folder document's update that names it.
+    await store.db(_write_new_documents, folder=folder, new_docs=new_docs, writer=store.writer)
     report.created = len(new_docs)
-    await folder_room.flushed()
-    await mirror_folder(store, folder_id=folder.pk, room=folder_room)
+    if added:
+        await folder_room.flushed()
+        # The change set the folder's mirroring going (rows, path index, search index): wait for it
+        # rather than doing it twice, and do it here only if it left an entry without its row.
+        await mirror_for(store).settled()
+        if await store.db(_unmirrored, folder, added):
+            await mirror_folder(store, folder_id=folder.pk, room=folder_room)
 
-    for doc_id, text in changed:
+    # Unchanged files cost a hash comparison; only changed ones go through a live room, so connected
+    # clients see the re-import as an edit.
+    to_edit = await store.db(_stored_changes, dict(changed))
+    report.unchanged = len(changed) - len(to_edit)
+    for doc_id, text in to_edit.items():
         await store.db(persistence.create_ydoc, doc_id, YDoc.Kind.CONTENT)
         room = await store.get(doc_id)
         assert room is not None
@@ -193,6 +210,14 @@ def replace_text(doc: Doc, new: str) -> bool:
 def _mirrored_entries(folder: Folder) -> dict[str, FileEntry]:
     rows = Document.objects.filter(folder=folder).values_list("path", "uuid", "type")
     return {path: FileEntry(path=path, uuid=uuid, type=kind) for path, uuid, kind in rows}
+
+
+def _unmirrored(folder: Folder, doc_ids: list[str]) -> bool:
+    mirrored = 0
+    for start in range(0, len(doc_ids), 500):
+        chunk = doc_ids[start : start + 500]
+        mirrored += Document.objects.filter(folder=folder, doc_id__in=chunk).count()
+    return mirrored < len(doc_ids)
 
 
 def _get_or_create_folder(name: str) -> Folder:

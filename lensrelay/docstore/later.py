@@ -35,6 +35,10 @@ class Later:
         if self._task is None or self._task.done():
             self._task = self.store.spawn(self._run())
 
+    def discard(self, doc_id: str) -> None:
+        """Forget a pending id whose work the caller is doing itself, right now."""
+        self._dirty.discard(doc_id)
+
     async def settled(self) -> None:
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)

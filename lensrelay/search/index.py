@@ -105,6 +105,8 @@ def document_title(path: str) -> str:
 
 def storable(text: str) -> str:
     """Text as the index keeps it: no NULs (PostgreSQL refuses them) and no highlight markers."""
+    if "\x00" not in text and HIGHLIGHT_START not in text and HIGHLIGHT_STOP not in text:
+        return text  # the common case, without translate's per-character work
     return text.translate(_UNSTORABLE)
 
 

@@ -36,32 +36,51 @@ CHUNK = 500
 
 
 def upsert(documents: Sequence[IndexedDocument]) -> None:
+    """Replace indexed documents in place and add new ones with a few batched statements (an import
+    indexes thousands at once)."""
+    parts = {doc.doc_id: doc.parts() for doc in documents}
     with connection.cursor() as cursor:
+        known = _row_ids(cursor, list(parts))
+        new = [doc for doc in documents if doc.doc_id not in known]
         for doc in documents:
-            title, meta, body = doc.parts()
-            cursor.execute(f"SELECT id FROM {DOCS} WHERE doc_id = %s", [doc.doc_id])
-            row = cursor.fetchone()
-            if row is None:
-                cursor.execute(
-                    f"INSERT INTO {DOCS} (doc_id, folder_id, path, title, modified)"
-                    " VALUES (%s, %s, %s, %s, %s)",
-                    [doc.doc_id, doc.folder_id, doc.path, title, doc.modified],
-                )
-                rowid = cursor.lastrowid
-                cursor.execute(
-                    f"INSERT INTO {FTS} (rowid, title, meta, body) VALUES (%s, %s, %s, %s)",
-                    [rowid, title, meta, body],
-                )
-            else:
-                rowid = row[0]
-                cursor.execute(
-                    f"UPDATE {DOCS} SET folder_id = %s, path = %s, title = %s, modified = %s WHERE id = %s",
-                    [doc.folder_id, doc.path, title, doc.modified, rowid],
-                )
-                cursor.execute(
-                    f"UPDATE {FTS} SET title = %s, meta = %s, body = %s WHERE rowid = %s",
-                    [title, meta, body, rowid],
-                )
+            if doc.doc_id not in known:
+                continue
+            title, meta, body = parts[doc.doc_id]
+            cursor.execute(
+                f"UPDATE {DOCS} SET folder_id = %s, path = %s, title = %s, modified = %s WHERE id = %s",
+                [doc.folder_id, doc.path, title, doc.modified, known[doc.doc_id]],
+            )
+            cursor.execute(
+                f"UPDATE {FTS} SET title = %s, meta = %s, body = %s WHERE rowid = %s",
+                [title, meta, body, known[doc.doc_id]],
+            )
+        # The same document twice in one batch: the last one wins, as with one statement per document.
+        latest = {doc.doc_id: doc for doc in new}
+        if not latest:
+            return
+        cursor.executemany(
+            f"INSERT INTO {DOCS} (doc_id, folder_id, path, title, modified) VALUES (%s, %s, %s, %s, %s)",
+            [
+                [doc.doc_id, doc.folder_id, doc.path, parts[doc.doc_id][0], doc.modified]
+                for doc in latest.values()
+            ],
+        )
+        added = _row_ids(cursor, list(latest))
+        cursor.executemany(
+            f"INSERT INTO {FTS} (rowid, title, meta, body) VALUES (%s, %s, %s, %s)",
+            [[added[doc_id], *parts[doc_id]] for doc_id in latest],
+        )
+
+
+def _row_ids(cursor: Any, doc_ids: list[str]) -> dict[str, int]:
+    ids: dict[str, int] = {}
+    for start in range(0, len(doc_ids), CHUNK):
+        chunk = doc_ids[start : start + CHUNK]
+        cursor.execute(
+            f"SELECT doc_id, id FROM {DOCS} WHERE doc_id IN ({', '.join(['%s'] * len(chunk))})", chunk
+        )
+        ids.update(cursor.fetchall())
+    return ids
 
 
 def remove(doc_ids: Sequence[str]) -> None:

@@ -1,0 +1,91 @@
+"""Content hashes: knowing a document's text is unchanged without loading it (bulk, for imports).
+
+A content document's `YDoc.content_hash` is the SHA-256 of its text when its stored state held no logged
+update past `YDoc.content_upto`. The stored state is the snapshot plus the log, and both only grow past
+that id when the document changes; so while neither goes past it, the hash still describes the text.
+Hashes are taken when an import creates a document, in the transaction that logs its first update: any
+later change is logged once the document is known, so with a larger id from the same sequence.
+Synchronous: callers run it on the store's database thread (or in a management command).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TypeVar
+
+from django.db import transaction
+from django.db.models import Max
+
+from lensrelay.models import Folder, YDoc, YSnapshot, YUpdate
+
+T = TypeVar("T")
+
+CHUNK = 500
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def content_docs_create(*, folder: Folder, docs: Sequence[tuple[str, str, bytes]], writer: str) -> None:
+    """Write new content documents, each as (doc id, text, initial update), in a few transactions.
+
+    Each gets its YDoc row (owned by `folder`, hashed at its one logged update) and that update, so a
+    running server and its clients see it like any other logged change. Ids already registered keep
+    their row and gain no hash (their stored state may hold more than this update).
+    """
+    for chunk in _chunks(docs):
+        with transaction.atomic():
+            rows = YUpdate.objects.bulk_create(
+                [YUpdate(doc_id=doc_id, data=update, writer=writer) for doc_id, _, update in chunk]
+            )
+            upto = {row.doc_id: row.id for row in rows if row.id is not None}
+            if len(upto) < len(chunk):  # a backend that cannot return ids from a bulk insert
+                logged = YUpdate.objects.filter(doc_id__in=[doc_id for doc_id, _, _ in chunk])
+                upto = dict(logged.values("doc_id").annotate(m=Max("id")).values_list("doc_id", "m"))
+            YDoc.objects.bulk_create(
+                [
+                    YDoc(
+                        doc_id=doc_id,
+                        kind=YDoc.Kind.CONTENT,
+                        folder=folder,
+                        content_hash=content_hash(text),
+                        content_upto=upto[doc_id],
+                    )
+                    for doc_id, text, _ in chunk
+                ],
+                ignore_conflicts=True,
+            )
+
+
+def content_unchanged(texts: Mapping[str, str]) -> set[str]:
+    """Of these documents (doc id -> text), those whose stored text is known by its hash to equal it.
+
+    Documents without a valid hash are not in the answer: the caller compares their stored text.
+    """
+    same: set[str] = set()
+    for chunk in _chunks(sorted(texts)):
+        hashed = YDoc.objects.filter(doc_id__in=chunk).exclude(content_hash="")
+        candidates = {
+            doc_id: upto
+            for doc_id, digest, upto in hashed.values_list("doc_id", "content_hash", "content_upto")
+            if digest == content_hash(texts[doc_id])
+        }
+        if not candidates:
+            continue
+        newest = (
+            YUpdate.objects.filter(doc_id__in=list(candidates))
+            .values("doc_id")
+            .annotate(m=Max("id"))
+            .values_list("doc_id", "m")
+        )
+        folded = YSnapshot.objects.filter(doc_id__in=list(candidates)).values_list("doc_id", "upto_update_id")
+        moved = {doc_id for doc_id, last in [*newest, *folded] if last > candidates[doc_id]}
+        same.update(doc_id for doc_id in candidates if doc_id not in moved)
+    return same
+
+
+def _chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
