@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from lensrelay.auth import Access
 from lensrelay.docstore.store import DocStore
@@ -25,7 +26,7 @@ class DocEntry:
     path: str  # folder-relative, leading slash
     type: str
 
-    @property
+    @cached_property  # computed once: tools compare it for every document on every call
     def user_path(self) -> str:
         return f"{self.folder_name}{self.path}"
 
@@ -70,6 +71,8 @@ class PathIndex:
         self.folders: dict[int, tuple[str, str]] = {}  # id -> (name, folder doc id)
         self._by_path: dict[str, DocEntry] = {}
         self._by_doc_id: dict[str, DocEntry] = {}
+        # Bumped on every change, so what is derived from the entries can be kept until it moves.
+        self.generation = 0
 
     async def ensure(self) -> None:
         if self.loaded:
@@ -89,6 +92,7 @@ class PathIndex:
         self._replace(await self.store.db(_rows, [folder_id]), folder_ids={folder_id})
 
     def _replace(self, rows: list[DocEntry], *, folder_ids: set[int] | None) -> None:
+        self.generation += 1
         if folder_ids is None:
             self._by_path, self._by_doc_id = {}, {}
         else:

@@ -14,9 +14,10 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 from ninja import NinjaAPI
 
-from lensrelay.auth import Access, aauthenticate_token
+from lensrelay.auth import Access
 from lensrelay.http_auth import bearer_token
 from lensrelay.http_limits import read_body
+from mcp_tools import callers
 from mcp_tools.transport import handshake, stateless
 from mcp_tools.transport.headers import (
     PROTOCOL_VERSION,
@@ -63,7 +64,7 @@ async def authenticate(request: HttpRequest) -> tuple[Access | None, bool]:
     """
     if "Authorization" in request.headers:
         raw = bearer_token(request)
-        return (await aauthenticate_token(raw) if raw else None), True
+        return (await callers.token_access_now(raw) if raw and raw.strip() else None), True
     role = getattr(settings, "LENSRELAY_MCP_ANONYMOUS_ROLE", "")
     if role:
         return Access(name="anonymous", role=role, folder_ids=None), False
@@ -73,6 +74,7 @@ async def authenticate(request: HttpRequest) -> tuple[Access | None, bool]:
 async def handle(request: HttpRequest) -> HttpResponseBase:
     if not origin_allowed(request):
         return _problem(403, f"Forbidden: origin {request.headers.get('Origin')!r} is not allowed.")
+    await callers.refresh()
     access, offered = await authenticate(request)
     if access is None:
         message = (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from lensrelay.docstore.store import DocStore, get_store
 from lensrelay.links.graph import LinkGraph, link_graph
@@ -35,7 +36,13 @@ class KnowledgeBase:
             folder = scope.strip("/").split("/", 1)[0]
             if not any(name == folder for _, name in self.index.visible_folders(ctx.access)):
                 raise ToolError(f"Error: Folder not found: {scope}")
-        return sorted(self.index.visible(ctx.access, scope=scope), key=lambda e: e.user_path)
+        key = (self.index.generation, ctx.access.folder_ids, scope)
+        cached = _visible_sorted.get(self.index)
+        if cached is None or cached[0] != key:
+            entries = sorted(self.index.visible(ctx.access, scope=scope), key=lambda e: e.user_path)
+            # One entry per index: the last caller's view, enough for the common one-token server.
+            cached = _visible_sorted[self.index] = (key, entries)
+        return list(cached[1])
 
     async def raw_text(self, entry: DocEntry) -> str:
         return await self.texts.get(entry.doc_id)
@@ -59,6 +66,8 @@ def target_of(entry: DocEntry) -> LinkTarget:
 
 
 _views: dict[int, tuple[str, str]] = {}
+# The index's sorted visible entries for the last (generation, folders, scope) asked, per index.
+_visible_sorted: WeakKeyDictionary[PathIndex, tuple[tuple[object, ...], list[DocEntry]]] = WeakKeyDictionary()
 
 
 def _cached_view(raw: str) -> str:
