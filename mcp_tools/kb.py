@@ -55,6 +55,18 @@ class KnowledgeBase:
         raw = await self.texts.get_many(e.doc_id for e in entries)
         return {e.doc_id: _cached_view(raw[e.doc_id]) for e in entries}
 
+    async def view_docs(self, entries: list[DocEntry]) -> list[tuple[str, str]]:
+        """(user path, accepted view) of each entry, in order: `view_texts` in one pass, for tools that
+        scan every document on every call."""
+        raw = await self.texts.get_many(e.doc_id for e in entries)
+        views = _views
+        docs = []
+        for entry in entries:
+            text = raw[entry.doc_id]
+            hit = views.get(id(text))
+            docs.append((entry.user_path, hit[1] if hit is not None and hit[0] is text else _cached_view(text)))
+        return docs
+
     def link_graph(self, ctx: ToolContext) -> LinkGraph:
         """Links resolved among the documents the caller may see, and nothing else."""
         access = ctx.access
