@@ -11,7 +11,7 @@ token, session and read mark. Expiry by the clock is checked from the kept `expi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -36,9 +36,9 @@ class _Token:
 @dataclass
 class _Memory:
     generation: int | None = None
-    tokens: dict[str, _Token | None] = None  # type: ignore[assignment]
-    sessions: dict[str, McpSession] = None  # type: ignore[assignment]
-    marks: dict[tuple[str, str], datetime] = None  # type: ignore[assignment]
+    tokens: dict[str, _Token | None] = field(default_factory=dict)
+    sessions: dict[str, McpSession] = field(default_factory=dict)
+    marks: dict[tuple[str, str], datetime] = field(default_factory=dict)
 
     def clear(self, generation: int | None) -> None:
         self.generation = generation
@@ -46,7 +46,6 @@ class _Memory:
 
 
 _memory = _Memory()
-_memory.clear(None)
 MAX_KEPT = 10_000  # per kind; past it the memory starts afresh rather than grow without bound
 
 

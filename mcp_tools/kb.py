@@ -64,7 +64,9 @@ class KnowledgeBase:
         for entry in entries:
             text = raw[entry.doc_id]
             hit = views.get(id(text))
-            docs.append((entry.user_path, hit[1] if hit is not None and hit[0] is text else _cached_view(text)))
+            docs.append(
+                (entry.user_path, hit[1] if hit is not None and hit[0] is text else _cached_view(text))
+            )
         return docs
 
     def link_graph(self, ctx: ToolContext) -> LinkGraph:

@@ -92,5 +92,4 @@ async def test_a_read_mark_written_by_one_worker_is_seen_by_another() -> None:
     await callers.refresh()
     await sessions.arecord_read_coarse(session_key="s-shared", doc_id="doc-b")
     callers._memory = callers._Memory()  # a worker that kept nothing
-    callers._memory.clear(None)
     assert await sessions.ahas_read(session_key="s-shared", doc_id="doc-b")
