@@ -55,9 +55,22 @@ class KnowledgeBase:
         raw = await self.texts.get_many(e.doc_id for e in entries)
         return {e.doc_id: _cached_view(raw[e.doc_id]) for e in entries}
 
-    async def view_docs(self, entries: list[DocEntry]) -> list[tuple[str, str]]:
+    async def view_docs(
+        self, entries: list[DocEntry], *, same_as: tuple[object, ...] | None = None
+    ) -> list[tuple[str, str]]:
         """(user path, accepted view) of each entry, in order: `view_texts` in one pass, for tools that
-        scan every document on every call."""
+        scan every document on every call. `same_as` names the entries (equal only for the same list);
+        with it the result is kept until the index or a text changes."""
+        key = None if same_as is None else (self.index.generation, self.texts.generation, *same_as)
+        kept = _docs_kept.get(self.index)
+        if key is not None and kept is not None and kept[0] == key:
+            return kept[1]
+        docs = await self._view_docs(entries)
+        if key is not None and key[:2] == (self.index.generation, self.texts.generation):
+            _docs_kept[self.index] = (key, docs)
+        return docs
+
+    async def _view_docs(self, entries: list[DocEntry]) -> list[tuple[str, str]]:
         raw = await self.texts.get_many(e.doc_id for e in entries)
         views = _views
         docs = []
@@ -80,6 +93,10 @@ def target_of(entry: DocEntry) -> LinkTarget:
 
 
 _views: dict[int, tuple[str, str]] = {}
+# The last documents handed to a scanning tool, per index (key: generations and what names the entries).
+_docs_kept: WeakKeyDictionary[PathIndex, tuple[tuple[object, ...], list[tuple[str, str]]]] = (
+    WeakKeyDictionary()
+)
 # The index's sorted visible entries for the last (generation, folders, scope) asked, per index.
 _visible_sorted: WeakKeyDictionary[PathIndex, tuple[tuple[object, ...], list[DocEntry]]] = WeakKeyDictionary()
 

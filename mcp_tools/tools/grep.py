@@ -78,7 +78,7 @@ async def grep(ctx: ToolContext, args: GrepArgs) -> str:
         offset=args.offset,
         timeout=GREP_TIMEOUT_SECONDS,
     )
-    docs = await kb.view_docs(entries)
+    docs = await kb.view_docs(entries, same_as=("grep", ctx.access.folder_ids, args.path, args.glob))
     try:
         # Off the event loop: a long search must not stall live document sync.
         result = await asyncio.to_thread(grep_result, docs, options)
