@@ -36,6 +36,7 @@ class McpHandler(ASGIHandler):
         with body:
             request, refusal = self.create_request(scope, body)
             if request is None:
+                assert refusal is not None  # Django's own answer to a request it cannot build
                 await self.send_response(refusal, send)
                 return
             answering = asyncio.ensure_future(self._answer(request, send))

@@ -29,14 +29,21 @@ def _as_another_worker(change: object) -> callers._Memory:
     return kept
 
 
+async def _in_use(http: httpx.AsyncClient, raw: str) -> tuple[Mcp, str, callers._Token]:
+    """A session that has made a call, so this worker keeps its token; and what it keeps."""
+    client = Mcp(http, raw)
+    session = await client.initialize()
+    assert (await client.request("ping", session=session)).status == 200
+    kept = callers._memory.tokens[ApiToken.hash_token(raw)]  # the next call skips the lookup
+    assert kept is not None
+    return client, session, kept
+
+
 async def test_a_token_revoked_by_another_worker_is_refused_on_the_next_request(
     http: httpx.AsyncClient, tokens: TokenFactory
 ) -> None:
     raw = await tokens("edit")
-    client = Mcp(http, raw)
-    session = await client.initialize()
-    assert (await client.request("ping", session=session)).status == 200
-    assert ApiToken.hash_token(raw) in callers._memory.tokens  # kept: the next call skips the lookup
+    client, session, _ = await _in_use(http, raw)
 
     def revoke() -> None:
         token_revoke(token=ApiToken.objects.get(token_hash=ApiToken.hash_token(raw)))
@@ -51,11 +58,8 @@ async def test_narrowed_folders_by_another_worker_reach_the_next_request(
     http: httpx.AsyncClient, tokens: TokenFactory
 ) -> None:
     raw = await tokens("view")
-    client = Mcp(http, raw)
-    session = await client.initialize()
-    assert (await client.request("ping", session=session)).status == 200
-    kept = callers._memory.tokens[ApiToken.hash_token(raw)]
-    assert kept is not None and kept.access.folder_ids is None
+    client, session, kept = await _in_use(http, raw)
+    assert kept.access.folder_ids is None
 
     def narrow() -> None:
         from lensrelay.models import Folder
