@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.utils import timezone
 
 from lensrelay.auth import LAST_USED_RESOLUTION, Access, token_access
-from lensrelay.docstore.store import get_store
 from lensrelay.models import ApiToken
 from mcp_tools.models import CredentialGeneration, McpSession
 
@@ -62,9 +62,14 @@ def _generation() -> int:
     return -1 if value is None else value
 
 
+# Django's one thread for sync code (outside Django's handler, which `/mcp` no longer goes through): one
+# connection for every worker's request, no thread started per request.
+_agen = sync_to_async(_generation)
+
+
 async def refresh() -> None:
     """Once per request: forget everything kept if credentials changed anywhere since."""
-    generation = await get_store().db(_generation)
+    generation = await _agen()
     if generation != _memory.generation:
         _memory.clear(generation)
     for kept in (_memory.tokens, _memory.sessions, _memory.marks):
@@ -92,7 +97,7 @@ async def token_access_now(raw: str) -> Access | None:
     token_hash = ApiToken.hash_token(raw.strip())
     if token_hash not in _memory.tokens:
         generation = _memory.generation
-        loaded = await get_store().db(_load_token, token_hash)
+        loaded = await sync_to_async(_load_token)(token_hash)
         if generation == _memory.generation:  # not cleared meanwhile by a newer request
             _memory.tokens[token_hash] = loaded
     kept = _memory.tokens.get(token_hash)
@@ -104,7 +109,7 @@ async def token_access_now(raw: str) -> Access | None:
     if kept.last_used_at is None or now - kept.last_used_at > LAST_USED_RESOLUTION:
         kept.last_used_at = now
         assert kept.access.token_id is not None
-        await get_store().db(_touch_token, kept.access.token_id, now)
+        await sync_to_async(_touch_token)(kept.access.token_id, now)
     return kept.access
 
 
@@ -120,7 +125,7 @@ async def session_row(session_id: str) -> McpSession | None:
     kept = _memory.sessions.get(session_id)
     if kept is None:
         generation = _memory.generation
-        kept = await get_store().db(_load_session, session_id)
+        kept = await sync_to_async(_load_session)(session_id)
         if kept is not None and generation == _memory.generation:
             _memory.sessions[session_id] = kept
     return kept

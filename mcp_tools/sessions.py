@@ -19,7 +19,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from lensrelay.docstore.store import get_store
 from lensrelay.tokens import token_narrowed
 from mcp_tools import callers
 from mcp_tools.models import McpSession, ReadMark
@@ -191,8 +190,7 @@ def last_read_at(*, session_key: str, doc_id: str) -> datetime | None:
     return read_at
 
 
-async def arecord_read(*, session_key: str, doc_id: str) -> None:
-    await get_store().db(record_read, session_key=session_key, doc_id=doc_id)
+arecord_read = sync_to_async(record_read)
 
 
 async def arecord_read_coarse(*, session_key: str, doc_id: str) -> None:
@@ -203,12 +201,11 @@ async def arecord_read_coarse(*, session_key: str, doc_id: str) -> None:
     written = callers.mark_written(session_key, doc_id)
     if written is not None and now - written <= LAST_SEEN_RESOLUTION:
         return
-    await get_store().db(record_read, session_key=session_key, doc_id=doc_id, now=now)
+    await arecord_read(session_key=session_key, doc_id=doc_id, now=now)
     callers.mark_remember(session_key, doc_id, now)
 
 
-async def ahas_read(*, session_key: str, doc_id: str) -> bool:
-    return await get_store().db(has_read, session_key=session_key, doc_id=doc_id)
+ahas_read = sync_to_async(has_read)
 
 
 alast_read_at = sync_to_async(last_read_at)

@@ -76,7 +76,7 @@ async def test_narrowed_folders_by_another_worker_reach_the_next_request(
     assert now is not None and now.access.folder_ids is not None and len(now.access.folder_ids) == 1
 
 
-async def test_a_read_mark_deleted_by_another_worker_is_written_again() -> None:
+async def test_a_read_mark_deleted_by_another_worker_is_written_again(store: object) -> None:
     await callers.refresh()
     await sessions.arecord_read_coarse(session_key="token:7:client:c", doc_id="doc-a")
     assert await sessions.ahas_read(session_key="token:7:client:c", doc_id="doc-a")
@@ -92,7 +92,7 @@ async def test_a_read_mark_deleted_by_another_worker_is_written_again() -> None:
     assert await ReadMark.objects.acount() == 1
 
 
-async def test_a_read_mark_written_by_one_worker_is_seen_by_another() -> None:
+async def test_a_read_mark_written_by_one_worker_is_seen_by_another(store: object) -> None:
     await callers.refresh()
     await sessions.arecord_read_coarse(session_key="s-shared", doc_id="doc-b")
     callers._memory = callers._Memory()  # a worker that kept nothing

@@ -193,7 +193,9 @@ class Mcp:
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
+async def http(store: object) -> AsyncIterator[httpx.AsyncClient]:
+    # `store`: every request reads through the loop's document store, which the fixture closes (and
+    # with it the store thread's database connection) when the test ends.
     transport = httpx.ASGITransport(app=cast(Any, mcp_first(get_asgi_application())))
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30) as client:
         yield client
