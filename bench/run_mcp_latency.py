@@ -6,12 +6,14 @@ once; every call is timed from sending the request to the parsed reply. One phas
 
 - ``ping``: the transport alone (auth, session check, JSON-RPC), the floor under every tool;
 - ``read`` of a random note (whole, ``cat -n``), ``glob`` with one of a few patterns (at most 100 paths,
-  newest first), ``search`` with one of a few queries (ranked, 20 results with snippets).
+  newest first), ``grep`` with one of a few regular expressions (paths of matching notes, at most 250),
+  ``search`` with one of a few queries (ranked, 20 results with snippets).
 
 The peer, run in the same invocation on the same machine: the official MCP Python SDK's ``MCPServer``
-(streamable HTTP under uvicorn, stateful sessions) serving ``read`` and ``glob`` with the same output
-format from the exported vault on disk, which is how a file-system MCP server answers. It has no full-text
-search; ``search`` is compared with our own ``ping``. Before the timed phases our server's text cache is
+(streamable HTTP under uvicorn, stateful sessions) serving ``read``, ``glob`` and ``grep`` with the same
+output format from the exported vault, loaded into memory at start (texts and modification times; ``grep``
+is Python's ``re`` over every text). It has no full-text search; ``search`` is compared with our own
+``ping``. Before the timed phases our server's text cache is
 loaded by a ``grep`` (as ``run_grep`` does) and every session makes one untimed call of the tool.
 Each phase is bounded (``--phase-seconds``): callers start no call after that; the table gives the calls made.
 
@@ -24,6 +26,7 @@ import argparse
 import asyncio
 import os
 import random
+import re
 import resource
 import shutil
 import subprocess
@@ -57,6 +60,8 @@ SEARCH_QUERIES = ("reading garden", "rocket", '"merge history"', "zürich", "ins
 PEER_GLOB_LIMIT = 100
 PEER_READ_LIMIT = 2000
 PEER_LINE_CHARS = 2000
+PEER_GREP_LIMIT = 250
+GREP_PATTERNS = ("04242", "rocket", "merge history", "z\u00fcrich", r"insight\w+", "Daily 0[0-9]7")
 
 ArgsFactory = Callable[[random.Random], dict[str, Any]]
 
@@ -64,30 +69,51 @@ ArgsFactory = Callable[[random.Random], dict[str, Any]]
 # --------------------------------------------------------------------- the peer: the SDK's own server
 
 
+def load_vault(root: Path) -> tuple[dict[str, str], dict[str, float]]:
+    """Every note under ``root`` by its relative path, and its modification time: the peer's memory."""
+    texts: dict[str, str] = {}
+    mtimes: dict[str, float] = {}
+    for path in sorted(root.rglob("*.md")):
+        relative = path.relative_to(root).as_posix()
+        texts[relative] = path.read_text()
+        mtimes[relative] = path.stat().st_mtime
+    return texts, mtimes
+
+
 def serve_peer(root: Path, port: int) -> None:
-    """``read`` and ``glob`` over files under ``root``, shaped like ours, on the SDK's MCPServer."""
+    """``read``, ``glob`` and ``grep`` over the notes under ``root`` held in memory, shaped like ours, on
+    the SDK's MCPServer."""
     from mcp.server.mcpserver import MCPServer
     from wcmatch import glob as wcglob
 
-    root = root.resolve()
+    texts, mtimes = load_vault(root.resolve())
+    newest_first = sorted(texts, key=lambda p: mtimes[p], reverse=True)
     server = MCPServer("peer-files", log_level="WARNING")
 
     @server.tool(name="read", structured_output=False)
     def read(file_path: str, offset: int = 1, limit: int = PEER_READ_LIMIT) -> str:
-        path = (root / file_path).resolve()
-        if not path.is_relative_to(root) or not path.is_file():
+        text = texts.get(file_path)
+        if text is None:
             raise ValueError(f"Error: Document not found: {file_path}")
-        lines = path.read_text().splitlines()[offset - 1 : offset - 1 + limit]
+        lines = text.splitlines()[offset - 1 : offset - 1 + limit]
         return "\n".join(f"{n:>6}\t{line[:PEER_LINE_CHARS]}" for n, line in enumerate(lines, start=offset))
 
     @server.tool(name="glob", structured_output=False)
     def glob(pattern: str) -> str:
-        found = wcglob.glob(pattern, root_dir=str(root), flags=wcglob.GLOBSTAR | wcglob.BRACE)
-        found.sort(key=lambda p: os.stat(root / p).st_mtime, reverse=True)
+        flags = wcglob.GLOBSTAR | wcglob.BRACE
+        found = [p for p in newest_first if wcglob.globmatch(p, pattern, flags=flags)]
         if not found:
             return "No files found"
         shown = "\n".join(found[:PEER_GLOB_LIMIT])
         return shown if len(found) <= PEER_GLOB_LIMIT else f"{shown}\n(Results are truncated.)"
+
+    @server.tool(name="grep", structured_output=False)
+    def grep(pattern: str, head_limit: int = PEER_GREP_LIMIT) -> str:
+        compiled = re.compile(pattern)
+        found = [p for p, text in texts.items() if compiled.search(text)]
+        if not found:
+            return "No files found"
+        return "\n".join(found[:head_limit] if head_limit else found)
 
     server.run("streamable-http", host=HOST, port=port)
 
@@ -193,6 +219,7 @@ def tool_arguments(paths: list[str]) -> dict[str, ArgsFactory]:
         "ping": lambda rng: {},
         "read": lambda rng: {"file_path": rng.choice(paths)},
         "glob": lambda rng: {"pattern": rng.choice(GLOB_PATTERNS)},
+        "grep": lambda rng: {"pattern": rng.choice(GREP_PATTERNS)},
         "search": lambda rng: {"query": rng.choice(SEARCH_QUERIES)},
     }
 
@@ -207,7 +234,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add_vault_arguments(parser)
     parser.add_argument("--clients", type=int, default=20, help="concurrent callers, one session each")
     parser.add_argument("--calls", type=int, default=50, help="calls per caller per tool")
-    parser.add_argument("--tools", default="ping,read,glob,search")
+    parser.add_argument("--tools", default="ping,read,glob,grep,search")
     parser.add_argument("--solo-calls", type=int, default=20, help="calls of the one-client phase")
     parser.add_argument(
         "--phase-seconds",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from lensrelay.auth import Access
 from lensrelay.docstore.later import Later
@@ -28,7 +29,7 @@ class DocEntry:
     path: str  # folder-relative, leading slash
     type: str
 
-    @property
+    @cached_property  # computed once: tools compare it for every document on every call
     def user_path(self) -> str:
         return f"{self.folder_name}{self.path}"
 
@@ -74,6 +75,8 @@ class PathIndex:
         self._by_path: dict[str, DocEntry] = {}
         self._by_doc_id: dict[str, DocEntry] = {}
         self._folders_changed = Later(store, lambda _: self.refresh_folders(), delay=lambda: 0.0)
+        # Bumped on every change, so what is derived from the entries can be kept until it moves.
+        self.generation = 0
 
     async def ensure(self) -> None:
         if self.loaded:
@@ -98,7 +101,8 @@ class PathIndex:
         folders = {fid: (name, doc_id) for fid, name, doc_id in await self.store.db(_folders)}
         gone = set(self.folders) - set(folders)
         new = [doc_id for fid, (_, doc_id) in folders.items() if fid not in self.folders]
-        self.folders = folders
+        if folders != self.folders:
+            self.folders, self.generation = folders, self.generation + 1
         if gone:
             self._replace([], folder_ids=gone)
         for doc_id in new:
@@ -111,6 +115,7 @@ class PathIndex:
         self._replace(await self.store.db(_rows, [folder_id]), folder_ids={folder_id})
 
     def _replace(self, rows: list[DocEntry], *, folder_ids: set[int] | None) -> None:
+        self.generation += 1
         if folder_ids is None:
             self._by_path, self._by_doc_id = {}, {}
         else:

@@ -43,8 +43,11 @@ class TextCache:
     def __init__(self, store: DocStore) -> None:
         self.store = store
         self._texts: dict[str, str] = {}
+        # Bumped whenever a kept text goes or comes, so what is derived from texts can be kept until then.
+        self.generation = 0
 
     def invalidate(self, doc_id: str) -> None:
+        self.generation += 1
         self._texts.pop(doc_id, None)
 
     def prime(self, texts: dict[str, str]) -> None:
@@ -64,12 +67,14 @@ class TextCache:
             if text is None:
                 room = self.store.rooms.get(doc_id)
                 if room is not None:
+                    self.generation += 1
                     text = self._texts[doc_id] = room_text(room)
             if text is None:
                 missing.append(doc_id)
             else:
                 result[doc_id] = text
         if missing:
+            self.generation += 1
             loaded = await self.store.db(_load_texts, missing)
             for doc_id, text in loaded.items():
                 # A room may have loaded (and changed) meanwhile: the live Doc wins.

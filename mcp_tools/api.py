@@ -16,9 +16,10 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponseBase
 from ninja import NinjaAPI
 
-from lensrelay.auth import Access, aauthenticate_token
+from lensrelay.auth import Access
 from lensrelay.http_auth import bearer_token
 from lensrelay.http_limits import read_body
+from mcp_tools import callers
 from mcp_tools.transport import handshake, stateless
 from mcp_tools.transport.headers import (
     PROTOCOL_VERSION,
@@ -81,7 +82,7 @@ async def authenticate(request: HttpRequest) -> tuple[Access | None, bool]:
     """
     if "Authorization" in request.headers:
         raw = bearer_token(request)
-        return (await aauthenticate_token(raw) if raw else None), True
+        return (await callers.token_access_now(raw) if raw and raw.strip() else None), True
     role = getattr(settings, "LENSRELAY_MCP_ANONYMOUS_ROLE", "")
     if role:
         return Access(name="anonymous", role=role, folder_ids=None), False
@@ -91,6 +92,7 @@ async def authenticate(request: HttpRequest) -> tuple[Access | None, bool]:
 async def handle(request: HttpRequest) -> HttpResponseBase:
     if not origin_allowed(request):
         return _problem(403, f"Forbidden: origin {request.headers.get('Origin')!r} is not allowed.")
+    await callers.refresh()
     access, offered = await authenticate(request)
     if access is None:
         message = (

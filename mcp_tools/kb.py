@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from lensrelay.docstore.store import DocStore, get_store
 from lensrelay.links.graph import LinkGraph, link_graph
@@ -35,7 +36,13 @@ class KnowledgeBase:
             folder = scope.strip("/").split("/", 1)[0]
             if not any(name == folder for _, name in self.index.visible_folders(ctx.access)):
                 raise ToolError(f"Error: Folder not found: {scope}")
-        return sorted(self.index.visible(ctx.access, scope=scope), key=lambda e: e.user_path)
+        key = (self.index.generation, ctx.access.folder_ids, scope)
+        cached = _visible_sorted.get(self.index)
+        if cached is None or cached[0] != key:
+            entries = sorted(self.index.visible(ctx.access, scope=scope), key=lambda e: e.user_path)
+            # One entry per index: the last caller's view, enough for the common one-token server.
+            cached = _visible_sorted[self.index] = (key, entries)
+        return list(cached[1])
 
     async def raw_text(self, entry: DocEntry) -> str:
         return await self.texts.get(entry.doc_id)
@@ -48,6 +55,33 @@ class KnowledgeBase:
         raw = await self.texts.get_many(e.doc_id for e in entries)
         return {e.doc_id: _cached_view(raw[e.doc_id]) for e in entries}
 
+    async def view_docs(
+        self, entries: list[DocEntry], *, same_as: tuple[object, ...] | None = None
+    ) -> list[tuple[str, str]]:
+        """(user path, accepted view) of each entry, in order: `view_texts` in one pass, for tools that
+        scan every document on every call. `same_as` names the entries (equal only for the same list);
+        with it the result is kept until the index or a text changes."""
+        key = None if same_as is None else (self.index.generation, self.texts.generation, *same_as)
+        kept = _docs_kept.get(self.index)
+        if key is not None and kept is not None and kept[0] == key:
+            return kept[1]
+        docs = await self._view_docs(entries)
+        if key is not None and key[:2] == (self.index.generation, self.texts.generation):
+            _docs_kept[self.index] = (key, docs)
+        return docs
+
+    async def _view_docs(self, entries: list[DocEntry]) -> list[tuple[str, str]]:
+        raw = await self.texts.get_many(e.doc_id for e in entries)
+        views = _views
+        docs = []
+        for entry in entries:
+            text = raw[entry.doc_id]
+            hit = views.get(id(text))
+            docs.append(
+                (entry.user_path, hit[1] if hit is not None and hit[0] is text else _cached_view(text))
+            )
+        return docs
+
     def link_graph(self, ctx: ToolContext) -> LinkGraph:
         """Links resolved among the documents the caller may see, and nothing else."""
         access = ctx.access
@@ -59,6 +93,12 @@ def target_of(entry: DocEntry) -> LinkTarget:
 
 
 _views: dict[int, tuple[str, str]] = {}
+# The last documents handed to a scanning tool, per index (key: generations and what names the entries).
+_docs_kept: WeakKeyDictionary[PathIndex, tuple[tuple[object, ...], list[tuple[str, str]]]] = (
+    WeakKeyDictionary()
+)
+# The index's sorted visible entries for the last (generation, folders, scope) asked, per index.
+_visible_sorted: WeakKeyDictionary[PathIndex, tuple[tuple[object, ...], list[DocEntry]]] = WeakKeyDictionary()
 
 
 def _cached_view(raw: str) -> str:

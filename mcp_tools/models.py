@@ -60,3 +60,13 @@ class ReadMark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_key} read {self.doc_id}"
+
+
+class CredentialGeneration(models.Model):
+    """One row whose `value` goes up, in the same transaction, with every change to a token, a token's
+    folders or a session's end: workers keep tokens and sessions in memory while it stands still."""
+
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"credential generation {self.value}"

@@ -39,7 +39,7 @@ class ToolContext:
         """Remember that this caller has read the document (read-before-edit)."""
         from mcp_tools import sessions
 
-        await sessions.arecord_read(session_key=self.session_key, doc_id=doc_id)
+        await sessions.arecord_read_coarse(session_key=self.session_key, doc_id=doc_id)
 
     async def has_read(self, doc_id: str) -> bool:
         from mcp_tools import sessions

@@ -15,10 +15,12 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from lensrelay.tokens import token_narrowed
+from mcp_tools import callers
 from mcp_tools.models import McpSession, ReadMark
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -75,6 +77,19 @@ async def asession_get(*, session_id: str, token_id: int | None) -> McpSession |
     Marks it as seen, so an active session does not idle out.
     """
     session = await McpSession.objects.filter(id=session_id).afirst()
+    return await _active_and_seen(session, token_id=token_id)
+
+
+async def asession_get_kept(*, session_id: str, token_id: int | None) -> McpSession | None:
+    """`asession_get` from this process's kept rows (`mcp_tools.callers`), for requests that called
+    `callers.refresh()` first; a row that looks idle is read again, another worker may have seen it."""
+    session = await callers.session_row(session_id)
+    if session is not None and not session_is_active(session):
+        session = await McpSession.objects.filter(id=session_id).afirst()
+    return await _active_and_seen(session, token_id=token_id)
+
+
+async def _active_and_seen(session: McpSession | None, *, token_id: int | None) -> McpSession | None:
     if session is None or session.token_id != token_id:
         return None
     now = timezone.now()
@@ -88,22 +103,30 @@ async def asession_get(*, session_id: str, token_id: int | None) -> McpSession |
 
 async def asession_end(*, session_id: str) -> bool:
     """End the session; False if it was unknown or already ended."""
-    ended = await McpSession.objects.filter(id=session_id, ended_at__isnull=True).aupdate(
-        ended_at=timezone.now()
-    )
+    return await sync_to_async(_session_end)(session_id)
+
+
+def _session_end(session_id: str) -> bool:
+    with transaction.atomic():
+        ended = McpSession.objects.filter(id=session_id, ended_at__isnull=True).update(
+            ended_at=timezone.now()
+        )
+        callers.generation_bump()
     return ended > 0
 
 
 def sessions_end_for_token(*, token_id: int) -> int:
     """End every session the token opened, and forget what it read, after the token lost rights: its
     next request with an old session id gets 404 (or 401 if it is revoked) and starts afresh."""
-    ended = McpSession.objects.filter(token_id=token_id, ended_at__isnull=True).update(
-        ended_at=timezone.now()
-    )
-    session_ids = McpSession.objects.filter(token_id=token_id).values_list("id", flat=True)
-    ReadMark.objects.filter(
-        Q(session_key__in=session_ids) | Q(session_key__startswith=f"token:{token_id}:client:")
-    ).delete()
+    with transaction.atomic():
+        ended = McpSession.objects.filter(token_id=token_id, ended_at__isnull=True).update(
+            ended_at=timezone.now()
+        )
+        session_ids = McpSession.objects.filter(token_id=token_id).values_list("id", flat=True)
+        ReadMark.objects.filter(
+            Q(session_key__in=session_ids) | Q(session_key__startswith=f"token:{token_id}:client:")
+        ).delete()
+        callers.generation_bump()
     return ended
 
 
@@ -118,7 +141,14 @@ def connect_token_signals() -> None:
 async def asession_set_log_level(*, session_id: str, level: str) -> None:
     if level not in LOG_LEVELS:
         raise ValueError(f"Unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}.")
-    await McpSession.objects.filter(id=session_id).aupdate(log_level=level)
+    await sync_to_async(_session_update)(session_id, log_level=level)
+
+
+def _session_update(session_id: str, **fields: Any) -> None:
+    """Change a session's settings; kept copies of the row are dropped on every worker."""
+    with transaction.atomic():
+        McpSession.objects.filter(id=session_id).update(**fields)
+        callers.generation_bump()
 
 
 async def asession_set_subscribed(*, session_id: str, uri: str, subscribed: bool) -> list[str]:
@@ -127,17 +157,20 @@ async def asession_set_subscribed(*, session_id: str, uri: str, subscribed: bool
     uris = [u for u in session.subscriptions if u != uri]
     if subscribed:
         uris.append(uri)
-    await McpSession.objects.filter(id=session_id).aupdate(subscriptions=uris)
+    await sync_to_async(_session_update)(session_id, subscriptions=uris)
     return uris
 
 
 # ---------------------------------------------------------------------------------------- read marks
 
 
-def record_read(*, session_key: str, doc_id: str) -> None:
-    """Remember that the caller behind `session_key` has read `doc_id` now."""
-    ReadMark.objects.update_or_create(
-        session_key=session_key, doc_id=doc_id, defaults={"read_at": timezone.now()}
+def record_read(*, session_key: str, doc_id: str, now: datetime | None = None) -> None:
+    """Remember that the caller behind `session_key` has read `doc_id` now (one upsert statement)."""
+    ReadMark.objects.bulk_create(
+        [ReadMark(session_key=session_key, doc_id=doc_id, read_at=now or timezone.now())],
+        update_conflicts=True,
+        unique_fields=["session_key", "doc_id"],
+        update_fields=["read_at"],
     )
 
 
@@ -158,7 +191,23 @@ def last_read_at(*, session_key: str, doc_id: str) -> datetime | None:
 
 
 arecord_read = sync_to_async(record_read)
+
+
+async def arecord_read_coarse(*, session_key: str, doc_id: str) -> None:
+    """`record_read`, skipped while this process wrote the same mark less than `LAST_SEEN_RESOLUTION`
+    ago and nothing about credentials changed since (marks are only deleted with such a change or once
+    idle): a mark's time is as coarse as a session's last-seen time, and every worker still finds it."""
+    now = timezone.now()
+    written = callers.mark_written(session_key, doc_id)
+    if written is not None and now - written <= LAST_SEEN_RESOLUTION:
+        return
+    await arecord_read(session_key=session_key, doc_id=doc_id, now=now)
+    callers.mark_remember(session_key, doc_id, now)
+
+
 ahas_read = sync_to_async(has_read)
+
+
 alast_read_at = sync_to_async(last_read_at)
 
 

@@ -65,7 +65,6 @@ async def grep(ctx: ToolContext, args: GrepArgs) -> str:
         except ValueError as exc:
             raise ToolError(f"Error: {exc}") from exc
         entries = [e for e in entries if keep(e.user_path)]
-    texts = await kb.view_texts(entries)
     options = GrepOptions(
         pattern=args.pattern,
         output_mode=args.output_mode,
@@ -79,7 +78,7 @@ async def grep(ctx: ToolContext, args: GrepArgs) -> str:
         offset=args.offset,
         timeout=GREP_TIMEOUT_SECONDS,
     )
-    docs = [(e.user_path, texts[e.doc_id]) for e in entries]
+    docs = await kb.view_docs(entries, same_as=("grep", ctx.access.folder_ids, args.path, args.glob))
     try:
         # Off the event loop: a long search must not stall live document sync.
         result = await asyncio.to_thread(grep_result, docs, options)

@@ -92,7 +92,7 @@ async def _session(
             ),
             request_id=request_id,
         )
-    session = await sessions.asession_get(session_id=session_id, token_id=access.token_id)
+    session = await sessions.asession_get_kept(session_id=session_id, token_id=access.token_id)
     if session is None:
         return _fault(
             RpcError(

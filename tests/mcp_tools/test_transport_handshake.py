@@ -12,6 +12,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 from mcp_types import methods as wire
 
+from mcp_tools import callers
 from mcp_tools.models import McpSession
 from mcp_tools.registry import Tool
 
@@ -127,14 +128,22 @@ async def test_delete_without_a_session_is_400(mcp: Mcp) -> None:
     assert response.status_code == 400
 
 
+async def _last_seen(session: str, *, seconds_ago: int) -> None:
+    """Make the session look idle that long; like every write to sessions, it drops kept copies."""
+    await McpSession.objects.filter(id=session).aupdate(
+        last_seen_at=timezone.now() - timedelta(seconds=seconds_ago)
+    )
+    await sync_to_async(callers.generation_bump)()
+
+
 async def test_idle_sessions_expire(mcp: Mcp, settings: Any) -> None:
     settings.LENSRELAY_MCP_SESSION_IDLE_SECONDS = 60
     session = await mcp.initialize()
-    await McpSession.objects.filter(id=session).aupdate(last_seen_at=timezone.now() - timedelta(seconds=59))
+    await _last_seen(session, seconds_ago=59)
     assert (await mcp.request("ping", session=session)).status == 200
     # That request counted as activity.
     assert timezone.now() - (await stored(session)).last_seen_at < timedelta(seconds=5)
-    await McpSession.objects.filter(id=session).aupdate(last_seen_at=timezone.now() - timedelta(seconds=61))
+    await _last_seen(session, seconds_ago=61)
     assert (await mcp.request("ping", session=session)).status == 404
 
 

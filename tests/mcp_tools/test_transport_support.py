@@ -15,6 +15,7 @@ from asgiref.sync import sync_to_async
 from django.core.asgi import get_asgi_application
 
 from mcp_tools.registry import REGISTRY, Tool, ToolArgs, ToolContext, ToolError
+from mcp_tools.transport.lean import mcp_first
 
 HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
@@ -192,8 +193,10 @@ class Mcp:
 
 
 @pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=cast(Any, get_asgi_application()))
+async def http(store: object) -> AsyncIterator[httpx.AsyncClient]:
+    # `store`: every request reads through the loop's document store, which the fixture closes (and
+    # with it the store thread's database connection) when the test ends.
+    transport = httpx.ASGITransport(app=cast(Any, mcp_first(get_asgi_application())))
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30) as client:
         yield client
 

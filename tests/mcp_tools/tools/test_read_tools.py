@@ -7,8 +7,11 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
+from lensrelay.docstore.store import get_store
 from lensrelay.documents import document_create
 from lensrelay.models import Folder
+from lensrelay.vault import replace_text
+from mcp_tools.kb import open_kb
 from tests.mcp_tools.tools.conftest import access
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -142,3 +145,19 @@ async def test_read_returns_a_paragraph_of_any_length_whole_and_edit_can_reach_i
         "edit", {"file_path": "Lens/Long.md", "old_string": "the very last words.", "new_string": "the end."}
     )
     assert not error, text
+
+
+async def test_grep_sees_a_live_edit_made_after_it_kept_its_documents(demo: Any, call: Any) -> None:
+    text, _ = await call("grep", {"pattern": "Xylophonic"})
+    assert text == "No matches found."
+    entry = (await open_kb()).index.resolve(access(), "Lens/Welcome.md")
+    assert entry is not None
+    room = await get_store().get(entry.doc_id)
+    assert room is not None
+    before = (await call("read", {"file_path": "Lens/Welcome.md"}))[0]
+    assert replace_text(
+        room.doc, "Xylophonic morning.\n" + "\n".join(line.split("\t", 1)[1] for line in before.splitlines())
+    )
+    await room.flushed()
+    text, _ = await call("grep", {"pattern": "Xylophonic"})
+    assert text.splitlines() == ["Lens/Welcome.md"]

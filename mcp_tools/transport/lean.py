@@ -1,0 +1,79 @@
+"""`/mcp` straight from the ASGI server to `mcp_tools.api.handle`, past Django's middleware and URL routing.
+
+None of the middleware does anything for `/mcp` (no cookies, CSRF, sessions or templates: the endpoint
+checks its own Origin, token and limits), yet the chain, URL resolving, django-ninja's dispatch, the
+request signals and two thread hops (`request_started` receivers and closing the response, each on a
+fresh thread per request) were a good part of every call's cost (see bench/RESULTS.md). Django's request
+object, body spooling and response classes are still used, and a request whose client goes away is
+cancelled as Django's handler does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.exception import response_for_exception
+from django.http import HttpRequest, HttpResponseBase
+
+PATH = "/mcp"
+
+
+class McpHandler(ASGIHandler):
+    def __init__(self) -> None:
+        # Deliberately not ASGIHandler.__init__: that loads the middleware chain this handler skips.
+        self._middleware_chain = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            body = await self.read_body(receive)
+        except RequestAborted:
+            return
+        with body:
+            request, refusal = self.create_request(scope, body)
+            if request is None:
+                assert refusal is not None  # Django's own answer to a request it cannot build
+                await self.send_response(refusal, send)
+                return
+            answering = asyncio.ensure_future(self._answer(request, send))
+            listening = asyncio.ensure_future(self.listen_for_disconnect(receive))
+            await asyncio.wait((answering, listening), return_when=asyncio.FIRST_COMPLETED)
+            listening.cancel()
+            if not answering.done():  # the client went away: stop working for it
+                answering.cancel()
+            with contextlib.suppress(asyncio.CancelledError, RequestAborted):
+                await listening
+            with contextlib.suppress(asyncio.CancelledError):
+                await answering
+
+    async def _answer(self, request: HttpRequest, send: Any) -> None:
+        response = await self.run_get_response(request)
+        try:
+            await self.send_response(response, send)
+        finally:
+            response.close()  # JSON bodies and our own SSE generators: nothing that blocks
+
+    async def run_get_response(self, request: HttpRequest) -> HttpResponseBase:
+        from mcp_tools.api import handle
+
+        try:
+            return await handle(request)
+        except Exception as exc:  # the same 500 (and log entry) Django's own handler would give
+            return await sync_to_async(response_for_exception)(request, exc)
+
+
+def mcp_first(django_application: Any) -> Any:
+    """An ASGI application that serves `/mcp` with `McpHandler` and everything else with Django."""
+    mcp = McpHandler()
+
+    async def application(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == PATH:
+            await mcp(scope, receive, send)
+        else:
+            await django_application(scope, receive, send)
+
+    return application
