@@ -50,6 +50,11 @@ mcp_api = NinjaAPI(
 
 @mcp_api.api_operation(["POST", "GET", "DELETE"], "", include_in_schema=False)
 async def mcp_endpoint(request: HttpRequest) -> HttpResponseBase:
+    return await answer(request)
+
+
+async def answer(request: HttpRequest) -> HttpResponseBase:
+    """One `/mcp` request, whichever way it arrived (the lean ASGI path or Django's URL routing)."""
     try:
         return await handle(request)
     except DatabaseError as exc:

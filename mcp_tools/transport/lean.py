@@ -20,6 +20,8 @@ from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.exception import response_for_exception
 from django.http import HttpRequest, HttpResponseBase
 
+from mcp_tools.api import answer
+
 PATH = "/mcp"
 
 
@@ -58,10 +60,8 @@ class McpHandler(ASGIHandler):
             response.close()  # JSON bodies and our own SSE generators: nothing that blocks
 
     async def run_get_response(self, request: HttpRequest) -> HttpResponseBase:
-        from mcp_tools.api import handle
-
         try:
-            return await handle(request)
+            return await answer(request)
         except Exception as exc:  # the same 500 (and log entry) Django's own handler would give
             return await sync_to_async(response_for_exception)(request, exc)
 
