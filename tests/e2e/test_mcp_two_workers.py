@@ -15,8 +15,7 @@ import pytest
 
 from tests.e2e.liveserver import LiveServer, run_manage
 from tests.e2e.test_revocation import change_token
-from tests.e2e.test_scaled import database, workers  # noqa: F401  (the two workers, reused)
-from tests.e2e.test_scaled_trust import manage_on
+from tests.e2e.test_scaled_trust import manage_on, workers  # noqa: F401  (the two workers, reused)
 
 pytestmark = [pytest.mark.scaled]
 
