@@ -165,7 +165,7 @@ async def suggest(client: Client, path: str, old: str, new: str, comment: str | 
     if comment:
         arguments["comment"] = comment
     answer = await call(client, "edit", arguments)
-    match = re.search(r"\(suggestion ([0-9a-f]+), pending\)", answer)
+    match = re.search(r"\(suggestion ([0-9a-f]+), pending[;)]", answer)
     assert match, answer
     return match.group(1)
 

@@ -131,7 +131,8 @@ class Reviewer:
         await self.http.aclose()
 
     async def pk(self, uid: str) -> str:
-        page = await self.http.get("/admin/suggestions/suggestion/", params={"q": uid})
+        # Every status: the list opens on pending ones, and some of these are stale by now.
+        page = await self.http.get("/admin/suggestions/suggestion/", params={"q": uid, "status": "all"})
         found = re.findall(r"/admin/suggestions/suggestion/(\d+)/change/", page.text)
         assert found, f"suggestion {uid} not in the changelist"
         return found[0]
@@ -148,16 +149,19 @@ class Reviewer:
 
     async def clean_up(self, uid: str) -> str:
         pk = await self.pk(uid)
-        page = await self.http.get("/admin/suggestions/suggestion/")
+        # The changelist a reviewer acts from shows stale suggestions (it opens on pending ones), and
+        # the admin applies an action to the rows its filters show.
+        changelist = "/admin/suggestions/suggestion/?status=stale"
+        page = await self.http.get(changelist)
         form = {
             "action": "clean_up_selected",
             "_selected_action": pk,
             "csrfmiddlewaretoken": _csrf(page.text),
         }
-        confirm = await self.http.post("/admin/suggestions/suggestion/", data=form)
+        confirm = await self.http.post(changelist, data=form)
         assert "Clean up the selected stale suggestions?" in confirm.text
         done = await self.http.post(
-            "/admin/suggestions/suggestion/",
+            changelist,
             data={**form, "post": "yes", "csrfmiddlewaretoken": _csrf(confirm.text)},
         )
         return _messages(done.text)
