@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, close_old_connections
 from django.http import HttpRequest, HttpResponseBase
 from ninja import NinjaAPI
 
@@ -61,6 +62,9 @@ async def answer(request: HttpRequest) -> HttpResponseBase:
         # Sessions, tokens and suggestions live in the database: while it is away, say so in JSON-RPC
         # (clients retry), never with an HTML error page. The next request reconnects.
         logger.warning("MCP request refused, the database is unavailable: %s", exc)
+        # The lean /mcp path runs no request signals, so nothing else replaces a connection the outage
+        # broke: drop it here (on the thread that owns it), and the next request connects afresh.
+        await sync_to_async(close_old_connections)()
         response = json_response(
             error_response(None, RpcError(INTERNAL_ERROR, DATABASE_UNAVAILABLE)), status=503
         )
