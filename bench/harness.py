@@ -118,8 +118,16 @@ def relay_server(workdir: Path, *, source: Path = REPO_ROOT, **env: str) -> Live
     data_dir = workdir / "lensrelay"
     data_dir.mkdir(parents=True, exist_ok=True)
     python = sys.executable
+    # The launcher operators run (README): daphne with our frame limit and direct frame sends.
+    # Exports of commits older than it run plain daphne.
+    application: list[str] = []
+    if (source / "lensrelay" / "serve.py").exists():
+        server = [python, "-m", "lensrelay.serve"]
+    else:
+        server = [python, "-m", "daphne"]
+        application = ["lensrelay.asgi:application"]
     return LiveServer(
-        lambda port: [python, "-m", "daphne", "-b", HOST, "-p", str(port), "lensrelay.asgi:application"],
+        lambda port: [*server, "-b", HOST, "-p", str(port), *application],
         lensrelay_env(data_dir, **env),
         "/ready",
         data_dir=data_dir,

@@ -13,8 +13,9 @@ The peer, run in the same invocation on the same machine: the official MCP Pytho
 (streamable HTTP under uvicorn, stateful sessions) serving ``read``, ``glob`` and ``grep`` with the same
 output format from the exported vault, loaded into memory at start (texts and modification times; ``grep``
 is Python's ``re`` over every text). It has no full-text search; ``search`` is compared with our own
-``ping``. Before the timed phases our server's text cache is
-loaded by a ``grep`` (as ``run_grep`` does) and every session makes one untimed call of the tool.
+``ping``. Before the timed phases our server's text cache is loaded by a ``grep`` (as ``run_grep`` does),
+both servers are left to go quiet (under 5 % of a core for a second: start-up work done), and every
+session makes one untimed call of the tool.
 Each phase is bounded (``--phase-seconds``): callers start no call after that; the table gives the calls made.
 
     .venv/bin/python -m bench.run_mcp_latency [--clients 20] [--calls 50] [--cache /tmp/lensrelay-bench-cache]
@@ -214,6 +215,17 @@ async def one_call(session: McpSession, tool: str, arguments: dict[str, Any]) ->
         raise harness.BenchError(f"{tool} {arguments}: {reply.text[:200]}")
 
 
+async def wait_until_quiet(server: LiveServer, *, limit: float = 60.0) -> None:
+    """Until the server uses under 5 % of a core for a second (at most ``limit`` seconds)."""
+    assert server.pid is not None
+    deadline = time.perf_counter() + limit
+    while time.perf_counter() < deadline:
+        before = harness.cpu_seconds(server.pid)
+        await asyncio.sleep(1.0)
+        if harness.cpu_seconds(server.pid) - before < 0.05:
+            return
+
+
 def tool_arguments(paths: list[str]) -> dict[str, ArgsFactory]:
     return {
         "ping": lambda rng: {},
@@ -261,6 +273,11 @@ async def measure(args: argparse.Namespace, prepared: PreparedVault, peer: LiveS
     await warm.close()
 
     servers = {"ours": ours, "SDK peer": peer}
+    for label, server in servers.items():
+        # Start-up work in the background (our search index and folder mirror catching up) would
+        # otherwise land in whichever phase comes first.
+        progress(f"waiting for {label} to go quiet")
+        await wait_until_quiet(server)
     sessions: dict[str, list[McpSession]] = {}
     for label, server in servers.items():
         # The peer ignores the bearer token; sending it keeps the requests byte-for-byte alike.

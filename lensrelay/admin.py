@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.db import transaction
-from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from lensrelay.docstore import persistence
-from lensrelay.docstore.store import run_on_store
-from lensrelay.documents import documents_delete
+from lensrelay.docstore.store import DocStore, run_on_store
+from lensrelay.docstore.trashdoc import TRASH, is_trashed
 from lensrelay.folders import folder_create, folder_delete
+from lensrelay.history import admin_views as history_admin
 from lensrelay.models import ApiToken, Document, Folder
+from lensrelay.moves import MoveRefused, entry_move, folder_rename
 from lensrelay.tokens import token_create, token_revoke, token_set_folders, token_update
-from lensrelay.vaultpath import InvalidPath, normalize_path, validate_folder_name
+from lensrelay.trash import DeleteRefused, RestoreRefused, document_restore, documents_trash, linking_notes
+from lensrelay.vaultpath import InvalidPath, normalize_path, validate_folder_name, validate_relative_path
 
 PREVIEW_CHARS = 4000
 LISTED_ROWS = 200
@@ -64,10 +69,9 @@ class FolderAdmin(admin.ModelAdmin):
         return ["name"] if obj is None else ["name", "doc_id", "created", "document_list", "token_list"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
-        # Renaming changes every user-facing path; the folder doc's config keeps the original name.
         if obj is None:
             return ("doc_id", "created")
-        return ("name", "doc_id", "created", "document_list", "token_list")
+        return ("doc_id", "created", "document_list", "token_list")
 
     @admin.display(description="Documents in it")
     def document_list(self, obj: Folder) -> SafeString:
@@ -87,7 +91,26 @@ class FolderAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Folder, form: Any, change: bool) -> None:
         if change:
-            super().save_model(request, obj, form, change)
+            # A rename moves every user-facing path in the folder: through the move service, so links
+            # written with the folder's name follow and every worker's path index re-reads it. After the
+            # admin's transaction (see DocumentAdmin.save_model).
+            if "name" in form.changed_data:
+                folder_id, name = obj.pk, obj.name
+                obj.name = form.initial["name"]
+
+                def rename() -> None:
+                    try:
+                        report = run_on_store(
+                            lambda store: folder_rename(store, folder_id=folder_id, name=name)
+                        )
+                    except MoveRefused as exc:
+                        self.message_user(request, f"Not renamed: {exc}", messages.ERROR)
+                        return
+                    self.message_user(
+                        request, f"Renamed to {name}; {report.links_rewritten} link(s) rewritten."
+                    )
+
+                transaction.on_commit(rename)
             return
         created = folder_create(name=obj.name)
         obj.pk, obj.doc_id, obj.created = created.pk, created.doc_id, created.created
@@ -100,35 +123,162 @@ class FolderAdmin(admin.ModelAdmin):
             folder_delete(folder=folder)
 
 
+async def _restore(store: DocStore, *, doc_id: str) -> str:
+    return await document_restore(store=store, doc_id=doc_id)
+
+
+class TrashFilter(admin.SimpleListFilter):
+    title = "trash"
+    parameter_name = "trash"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("no", "Not in the trash"), ("yes", "In the trash")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        in_trash = Q(path=TRASH) | Q(path__startswith=TRASH + "/")
+        if self.value() == "yes":
+            return queryset.filter(in_trash)
+        if self.value() == "no":
+            return queryset.exclude(in_trash)
+        return queryset
+
+
+class DocumentRenameForm(forms.ModelForm):
+    class Meta:
+        model = Document
+        fields = ("path",)
+        labels = {"path": "Path in its folder"}
+        help_texts = {"path": "Renaming moves it (a sub-folder with everything in it); links follow."}
+
+    def clean_path(self) -> str:
+        path = normalize_path(self.cleaned_data["path"].strip())
+        if is_trashed(self.instance.path):
+            raise forms.ValidationError("It is in the trash: restore it first.")
+        try:
+            return validate_relative_path(path)
+        except InvalidPath as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
-    list_display = ("user_path", "type", "modified", "doc_id")
-    list_filter = ("folder", "type")
+    form = DocumentRenameForm
+    list_display = ("user_path", "type", "trashed", "modified", "doc_id")
+    list_filter = (TrashFilter, "folder", "type")
     search_fields = ("path", "doc_id")
-    readonly_fields = ("folder", "uuid", "doc_id", "path", "type", "created", "modified", "content_preview")
-    fields = readonly_fields
+    readonly_fields = ("folder", "uuid", "doc_id", "type", "created", "modified", "content_preview")
+    fields = ("folder", "path", "uuid", "doc_id", "type", "created", "modified", "content_preview")
+    actions = ("delete_selected", "trash_selected_force", "restore_selected")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # documents come from folder documents (Yjs clients, imports, MCP)
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        trashed = obj is not None and is_trashed(obj.path)
+        return (*self.readonly_fields, "path") if trashed else self.readonly_fields
 
-    # Deleting goes through the folder document, like a client's delete: every worker, every connected
-    # client and every view follows, and the next folder change cannot bring the row back.
-    def delete_model(self, request: HttpRequest, obj: Document) -> None:
-        # The delete view runs in a transaction; the store's own database thread writes the change, so
-        # it must start after that transaction ends (SQLite would wait on its write lock forever).
-        doc_id = obj.doc_id
-        transaction.on_commit(
-            lambda: run_on_store(lambda store: documents_delete(store=store, doc_ids=[doc_id]))
-        )
+    # A rename is a move, through the move service like every other: links follow, the folder document
+    # changes, and every worker and client sees it. After the admin's transaction: the store's database
+    # thread writes the change (SQLite would otherwise wait on this transaction's write lock forever).
+    def save_model(self, request: HttpRequest, obj: Document, form: Any, change: bool) -> None:
+        if "path" not in form.changed_data:
+            return
+        folder_id, old, new, is_folder = obj.folder_id, form.initial["path"], obj.path, obj.type == "folder"
+        obj.path = old  # the row follows the folder document, not the form
 
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
-        doc_ids = list(queryset.values_list("doc_id", flat=True))
-        transaction.on_commit(
-            lambda: run_on_store(lambda store: documents_delete(store=store, doc_ids=doc_ids))
-        )
+        def move() -> None:
+            try:
+                report = run_on_store(
+                    lambda store: entry_move(store, folder_id=folder_id, old=old, new=new, folder=is_folder)
+                )
+            except MoveRefused as exc:
+                self.message_user(request, f"Not renamed: {exc}", messages.ERROR)
+                return
+            self.message_user(request, f"Moved to {new}; {report.links_rewritten} link(s) rewritten.")
+
+        transaction.on_commit(move)
+
+    # Deleting moves to the folder's trash through the folder document, like every delete: every worker,
+    # every connected client and every view follows, and a restore brings it back.
+    def delete_view(self, request: HttpRequest, object_id: str, extra_context: Any = None) -> HttpResponse:
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None or not self.has_delete_permission(request, obj):
+            return super().delete_view(request, object_id, extra_context)
+        if request.method == "POST":
+            return self._trash(request, [obj], force=request.POST.get("force") == "1", back=request.path)
+        linking = run_on_store(lambda store: linking_notes(store, doc_ids=[obj.doc_id]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "object": obj,
+            "title": f"Move {obj.user_path} to the trash?",
+            "linking": [e.user_path for e in linking],
+            "trashed": is_trashed(obj.path),
+        }
+        return TemplateResponse(request, "admin/lensrelay/document/delete_confirmation.html", context)
+
+    def _trash(self, request: HttpRequest, rows: list[Document], *, force: bool, back: str) -> HttpResponse:
+        doc_ids = [row.doc_id for row in rows if not is_trashed(row.path)]
+        try:
+            report = run_on_store(lambda store: documents_trash(store=store, doc_ids=doc_ids, force=force))
+        except DeleteRefused as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+            return HttpResponseRedirect(back)
+        for row in rows:
+            self.log_change(request, row, "Moved to the trash.")
+        self.message_user(request, f"Moved {len(report.trashed)} entr(ies) to the trash.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:lensrelay_document_changelist"))
+
+    @admin.action(description="Move selected documents to the trash", permissions=["delete"])
+    def delete_selected(self, request: HttpRequest, queryset: QuerySet[Document]) -> HttpResponse:
+        return self._trash(request, list(queryset), force=False, back=request.get_full_path())
+
+    @admin.action(
+        description="Move selected documents to the trash, even if notes link to them", permissions=["delete"]
+    )
+    def trash_selected_force(self, request: HttpRequest, queryset: QuerySet[Document]) -> HttpResponse:
+        return self._trash(request, list(queryset), force=True, back=request.get_full_path())
+
+    @admin.action(description="Restore selected documents from the trash", permissions=["delete"])
+    def restore_selected(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        for doc_id in queryset.values_list("doc_id", flat=True):
+            try:
+                where = run_on_store(functools.partial(_restore, doc_id=doc_id))
+            except RestoreRefused as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+            else:
+                self.message_user(request, f"Restored {where}.", messages.SUCCESS)
+
+    @admin.display(description="In the trash", boolean=True)
+    def trashed(self, obj: Document) -> bool:
+        return is_trashed(obj.path)
+
+    def get_urls(self) -> list[URLPattern]:
+        # Version history: the list, one version with its diff to now, and restoring it.
+        view = self.admin_site.admin_view
+        own = [
+            path("<path:object_id>/versions/", view(self._versions), name="lensrelay_document_versions"),
+            path(
+                "<path:object_id>/versions/<str:version_id>/",
+                view(self._version),
+                name="lensrelay_document_version",
+            ),
+            path(
+                "<path:object_id>/versions/<str:version_id>/restore/",
+                view(self._version_restore),
+                name="lensrelay_document_version_restore",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def _versions(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return history_admin.versions_view(self, request, object_id)
+
+    def _version(self, request: HttpRequest, object_id: str, version_id: str) -> HttpResponse:
+        return history_admin.version_view(self, request, object_id, version_id)
+
+    def _version_restore(self, request: HttpRequest, object_id: str, version_id: str) -> HttpResponse:
+        return history_admin.version_restore_view(self, request, object_id, version_id)
 
     @admin.display(description="Path", ordering="path")
     def user_path(self, obj: Document) -> str:

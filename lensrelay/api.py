@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError
 
+from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.http_auth import TokenAuth, request_access, unauthorized
 from lensrelay.models import Document, Folder
 
@@ -68,7 +69,12 @@ async def list_documents(
     base = ws_base(request)
 
     def query() -> list[DocumentOut]:
-        documents = Document.objects.select_related("folder").exclude(type="folder")
+        # The folders' trash is not listed (see lensrelay.trash); Relay clients see it in filemeta_v0.
+        documents = (
+            Document.objects.select_related("folder")
+            .exclude(type="folder")
+            .exclude(path__startswith=TRASH + "/")
+        )
         if access.folder_ids is not None:
             documents = documents.filter(folder_id__in=access.folder_ids)
         if folder:

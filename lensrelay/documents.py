@@ -11,11 +11,13 @@ from lensrelay.docstore import folderdoc
 from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.trashdoc import TRASH, is_trashed
 from lensrelay.folder_entries import content_doc_register
 from lensrelay.folders import content_doc_id, mirror_folder
 from lensrelay.models import Document, Folder, YDoc
+from lensrelay.trash import documents_trash
 from lensrelay.vault import CONTENTS
-from lensrelay.vaultpath import FolderPaths
+from lensrelay.vaultpath import FolderPaths, InvalidPath
 
 
 async def document_create(*, store: DocStore, folder: Folder, path: str, text: str = "") -> Document:
@@ -47,6 +49,8 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
 
 
 def _check_free(folder_room: Room, *, folder: Folder, path: str) -> None:
+    if is_trashed(path):
+        raise InvalidPath(f"{folder.name}{TRASH} is the folder's trash: nothing can be created in it")
     if path in folderdoc.entries(folder_room.doc):
         raise FileExistsError(f"{folder.name}{path} already exists")
     folder_paths(folder_room).check(path, type="markdown")
@@ -58,36 +62,15 @@ def folder_paths(folder_room: Room) -> FolderPaths:
     return FolderPaths((entry.path, entry.type) for entry in folderdoc.entries(folder_room.doc).values())
 
 
-async def documents_delete(*, store: DocStore, doc_ids: Iterable[str]) -> int:
-    """Delete documents the way every client does: remove their entries from their folder documents.
+async def documents_delete(*, store: DocStore, doc_ids: Iterable[str], force: bool = False) -> int:
+    """Delete documents the way every delete goes: to their folders' trash (see `lensrelay.trash`).
 
-    Every worker, every folder-document client and every view (rows, paths, search) follows from
-    there; the documents' stored Yjs states are kept. Returns how many entries were removed.
+    Every worker, every folder-document client and every view (rows, paths, search) follows from the
+    folder documents; contents and ids are kept, for a restore. Raises DeleteRefused (nothing changed)
+    when other notes link to them, unless `force`. Returns how many entries went to the trash.
     """
-    wanted = set(doc_ids)
-    by_folder = await store.db(_folders_of, wanted)
-    removed = 0
-    for folder in by_folder:
-        room = await store.get(folder.doc_id)
-        if room is None:
-            continue
-        paths = [
-            path
-            for path, entry in folderdoc.entries(room.doc).items()
-            if content_doc_id(folder, entry.uuid) in wanted
-        ]
-        if paths:
-            with room.transact():
-                for path in paths:
-                    folderdoc.remove_entry(room.doc, path=path)
-            await room.flushed()
-            removed += len(paths)
-        await mirror_folder(store, folder_id=folder.pk, room=room)
-    return removed
-
-
-def _folders_of(doc_ids: set[str]) -> list[Folder]:
-    return list(Folder.objects.filter(documents__doc_id__in=doc_ids).distinct())
+    report = await documents_trash(store=store, doc_ids=doc_ids, force=force)
+    return len(report.trashed)
 
 
 async def document_text(*, store: DocStore, doc_id: str) -> str:

@@ -51,6 +51,8 @@ class YUpdate(models.Model):
     doc_id = models.CharField(max_length=100)
     data = models.BinaryField()
     writer = models.CharField(max_length=32, default="", help_text="The process that logged it")
+    # Who made the change (a token's or user's name), when known: version history names it.
+    author = models.CharField(max_length=200, blank=True, default="")
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -92,6 +94,8 @@ class Document(models.Model):
     doc_id = models.CharField(max_length=100, unique=True)
     path = models.CharField(max_length=1024, help_text="Folder-relative path with a leading slash")
     type = models.CharField(max_length=16, default="markdown")
+    # The sha256 of the blob a file entry names (its `hash` in filemeta_v0); empty for Y.Text content.
+    hash = models.CharField(max_length=64, blank=True, default="")
     created = models.DateTimeField(default=timezone.now)
     modified = models.DateTimeField(default=timezone.now)
 
@@ -166,5 +170,6 @@ class ApiToken(models.Model):
         return not self.revoked and not self.expired
 
 
-# Semantic search's tables (lensrelay/semantic) belong to this app.
+# Semantic search's and version history's tables (lensrelay/semantic, lensrelay/history) belong to this app.
+from lensrelay.history.models import DocVersion  # noqa: E402, F401
 from lensrelay.semantic.models import EmbeddedDocument, Passage  # noqa: E402, F401

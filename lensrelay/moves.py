@@ -20,20 +20,27 @@ from django.db import transaction
 from django.utils import timezone
 from pycrdt import Text
 
-from lensrelay.docstore import folderdoc
+from lensrelay.docstore import folderdoc, persistence
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.trashdoc import TRASH, is_trashed
 from lensrelay.folder_entries import relay_prefix
 from lensrelay.folders import mirror_folder
 from lensrelay.links.backlinks import backlink_indexer
 from lensrelay.links.resolve import LinkIndex, LinkTarget, match_key
 from lensrelay.links.rewrite import Relocation, TextEdit
-from lensrelay.models import Document, YDoc
+from lensrelay.models import Document, Folder, YDoc
 from lensrelay.paths import DocEntry, path_index
 from lensrelay.texts import CONTENTS, room_text, text_cache
-from lensrelay.vaultpath import FolderPaths, InvalidPath, validate_relative_path
+from lensrelay.vaultpath import (
+    FolderPaths,
+    InvalidPath,
+    normalize_path,
+    validate_folder_name,
+    validate_relative_path,
+)
 
 
 class MoveRefused(ValueError):
@@ -97,6 +104,8 @@ def plan_move(
         validate_relative_path(new)
     except InvalidPath as exc:
         raise MoveRefused(f"Invalid target: {exc}.") from None
+    if is_trashed(new):
+        raise MoveRefused(f"Invalid target: {target_name}{TRASH} is the trash; delete or restore instead.")
     moving = _sources(source_entries, old, folder=folder, shown=f"{source_name}{old}")
     if same_folder and new == old:
         raise MoveRefused(f"{source_name}{old} is already there.")
@@ -202,11 +211,13 @@ def _link_moves(
     return {
         LinkTarget(source, old): LinkTarget(target, new)
         for old, new in plan.moves.items()
-        if entries[old].type == "markdown"
+        if entries[old].type != "folder"
     }
 
 
-def _one_move_at_a_time(store: DocStore) -> asyncio.Lock:
+def moves_lock(store: DocStore) -> asyncio.Lock:
+    """Attach to a store (`store.attached(moves_lock)`): moves, trashing and restoring of one process
+    run one at a time, since each plans against the whole vault's entries and links."""
     return asyncio.Lock()
 
 
@@ -218,7 +229,7 @@ async def move_entries(
 
     Moves of one process run one at a time: each plans against the whole vault's links, so two in flight
     (a reviewer accepting several at once) would each find the folder changed by the other."""
-    async with store.attached(_one_move_at_a_time):
+    async with store.attached(moves_lock):
         return await _move_entries(store, source=source, target=target, old=old, new=new, folder=folder)
 
 
@@ -246,9 +257,11 @@ async def _move_entries(
         )
 
     first = plan()
-    markdown = [e for e in index.all_entries() if e.is_markdown]
+    # Links reach every file (embeds of images, PDFs, canvases); only notes hold links to rewrite.
+    files = [e for e in index.all_entries() if e.type != "folder"]
+    markdown = [e for e in files if e.is_markdown]
     relocation = Relocation(
-        LinkIndex(e.link_target for e in markdown),
+        LinkIndex(e.link_target for e in files),
         _link_moves(folderdoc.entries(source_room.doc), first, source.name, target.name),
     )
     texts = await text_cache(store).get_many(e.doc_id for e in markdown)
@@ -298,3 +311,64 @@ async def _move_entries(
     for doc_id in [*report.moved, *touched]:
         indexer.add(doc_id)
     return report
+
+
+def _rename_folder_row(*, folder_id: int, name: str) -> None:
+    with transaction.atomic():
+        if Folder.objects.filter(name=name).exclude(pk=folder_id).exists():
+            raise MoveRefused(f"A folder named {name} already exists.")
+        Folder.objects.filter(pk=folder_id).update(name=name)
+        # Every process's path index re-reads the folder list (and the renamed folder's paths).
+        persistence.announce_folders_changed(writer="folder_rename")
+
+
+async def folder_rename(store: DocStore, *, folder_id: int, name: str) -> MoveReport:
+    """Rename a folder, which moves every user-facing path in it (`Old/Note.md` -> `New/Note.md`):
+    links written with the folder's name are rewritten everywhere first, as for any move. Raises
+    MoveRefused (nothing changed) for an invalid or taken name."""
+    try:
+        name = validate_folder_name(normalize_path(name.strip()))
+    except InvalidPath as exc:
+        raise MoveRefused(f"Invalid folder name: {exc}.") from None
+    async with store.attached(moves_lock):
+        index = path_index(store)
+        await index.ensure()
+        if folder_id not in index.folders:
+            raise MoveRefused("Folder not found.")
+        old_name = index.folders[folder_id][0]
+        if old_name == name:
+            raise MoveRefused(f"{name} is already its name.")
+        if any(other == name for fid, (other, _) in index.folders.items() if fid != folder_id):
+            raise MoveRefused(f"A folder named {name} already exists.")
+        markdown = [e for e in index.all_entries() if e.is_markdown]
+        relocation = Relocation(
+            LinkIndex(e.link_target for e in markdown),
+            {e.link_target: LinkTarget(name, e.path) for e in markdown if e.folder_id == folder_id},
+        )
+        texts = await text_cache(store).get_many(e.doc_id for e in markdown)
+        touched = await _texts_to_rewrite(relocation, markdown, texts)
+        await store.db(_rename_folder_row, folder_id=folder_id, name=name)
+        report = MoveReport()
+        for doc_id, planned in touched.items():
+            room = await store.get(doc_id)
+            if room is not None:
+                count = _apply_link_edits(room, relocation, planned)
+                report.links_rewritten += count
+                report.documents_rewritten += bool(count)
+                await room.flushed()
+        await index.refresh_folder(folder_id)
+        indexer = backlink_indexer(store)
+        for doc_id in touched:
+            indexer.add(doc_id)
+        return report
+
+
+async def entry_move(store: DocStore, *, folder_id: int, old: str, new: str, folder: bool) -> MoveReport:
+    """Move a document or sub-folder within its folder (folder-relative paths), links following."""
+    index = path_index(store)
+    await index.ensure()
+    if folder_id not in index.folders:
+        raise MoveRefused("Folder not found.")
+    name, doc_id = index.folders[folder_id]
+    here = FolderRef(id=folder_id, name=name, doc_id=doc_id)
+    return await move_entries(store, source=here, target=here, old=old, new=new, folder=folder)

@@ -8,6 +8,7 @@ document this index does not know makes it re-read the folder list, and load new
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -15,6 +16,7 @@ from functools import cached_property
 from lensrelay.auth import Access
 from lensrelay.docstore.later import Later
 from lensrelay.docstore.store import DocStore, on_foreign
+from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.links.resolve import LinkTarget
 from lensrelay.models import Document, Folder
 from lensrelay.vaultpath import InvalidPath, has_md_suffix, split_user_path
@@ -47,24 +49,40 @@ class DocEntry:
 
 
 def _rows(folder_ids: Iterable[int] | None = None) -> list[DocEntry]:
-    documents = Document.objects.select_related("folder")
+    # One compact query (tuples, not model instances): at 100,000 documents this is what a restart
+    # waits for before its first answer. What is in a folder's trash is nowhere to be found: not by
+    # tools, not by links (see lensrelay.trash).
+    folders = dict(_folders_by_id())
+    documents = Document.objects.exclude(path=TRASH).exclude(path__startswith=TRASH + "/")
     if folder_ids is not None:
         documents = documents.filter(folder_id__in=list(folder_ids))
-    return [
-        DocEntry(
-            doc_id=d.doc_id,
-            folder_id=d.folder_id,
-            folder_name=d.folder.name,
-            folder_doc_id=d.folder.doc_id,
-            path=d.path,
-            type=d.type,
-        )
-        for d in documents
-    ]
+    entries = []
+    for doc_id, folder_id, path, type_ in documents.values_list("doc_id", "folder_id", "path", "type"):
+        folder = folders.get(folder_id)
+        if folder is not None:  # a folder deleted between the two queries: its rows are going too
+            entries.append(DocEntry(doc_id, folder_id, folder[0], folder[1], path, type_))
+    return entries
+
+
+def _folders_by_id() -> Iterable[tuple[int, tuple[str, str]]]:
+    return ((fid, (name, doc_id)) for fid, name, doc_id in _folders())
 
 
 def _folders() -> list[tuple[int, str, str]]:
     return list(Folder.objects.values_list("id", "name", "doc_id"))
+
+
+def _mirrored_states(folder_ids: Iterable[int] | None = None) -> dict[int, bytes]:
+    folders = Folder.objects.all()
+    if folder_ids is not None:
+        folders = folders.filter(id__in=list(folder_ids))
+    return {fid: bytes(state) for fid, state in folders.values_list("id", "mirrored_state")}
+
+
+def _rows_with_states(folder_ids: Iterable[int] | None = None) -> tuple[dict[int, bytes], list[DocEntry]]:
+    # The mirrored states are read first: rows mirrored meanwhile are newer than the state says, never
+    # older, so `rows_current` can only err towards reading them again.
+    return _mirrored_states(folder_ids), _rows(folder_ids)
 
 
 class PathIndex:
@@ -75,20 +93,41 @@ class PathIndex:
         self._by_path: dict[str, DocEntry] = {}
         self._by_doc_id: dict[str, DocEntry] = {}
         self._folders_changed = Later(store, lambda _: self.refresh_folders(), delay=lambda: 0.0)
+        self._folder_docs: asyncio.Future[None] = store.loop.create_future()
+        self._folder_docs.set_result(None)
+        # Per folder, the folder document state its rows mirrored when this index last read them.
+        self._seen_states: dict[int, bytes] = {}
         # Bumped on every change, so what is derived from the entries can be kept until it moves.
         self.generation = 0
 
     async def ensure(self) -> None:
         if self.loaded:
+            failed = self._folder_docs.done() and (
+                self._folder_docs.cancelled() or self._folder_docs.exception() is not None
+            )
+            if failed:
+                self._folder_docs = self.store.spawn(self._load_folder_docs())
             return
         await self.store.start_feed()  # from now on, whatever another process logs is seen here
-        folders, rows = await self.store.db(_folders), await self.store.db(_rows)
+        folders, (states, rows) = await self.store.db(_folders), await self.store.db(_rows_with_states)
         self.folders = {fid: (name, doc_id) for fid, name, doc_id in folders}
+        self._seen_states = states
         self._replace(rows, folder_ids=None)
         self.loaded = True
-        # Folder documents stay loaded, so changes made through any worker reach this index.
-        for _, doc_id in self.folders.values():
+        # Folder documents stay loaded, so changes made through any worker reach this index. Loading
+        # one of 100,000 entries takes seconds, and the rows already answer, so the first answer does
+        # not wait for it. What changes meanwhile is not lost: the loaded document holds it, and its
+        # mirroring re-reads the rows unless nobody has written them since they were read here.
+        self._folder_docs = self.store.spawn(self._load_folder_docs())
+
+    async def _load_folder_docs(self) -> None:
+        for _, doc_id in list(self.folders.values()):
             await self.store.get(doc_id)
+
+    async def folders_loaded(self) -> None:
+        """Wait until every folder document known at start is loaded (and so followed) here."""
+        await self.ensure()
+        await asyncio.shield(self._folder_docs)
 
     def logged_elsewhere(self, doc_id: str) -> None:
         """Another process logged a change to a document not loaded here: maybe a new folder's."""
@@ -101,10 +140,16 @@ class PathIndex:
         folders = {fid: (name, doc_id) for fid, name, doc_id in await self.store.db(_folders)}
         gone = set(self.folders) - set(folders)
         new = [doc_id for fid, (_, doc_id) in folders.items() if fid not in self.folders]
+        # A renamed folder moves every path in it: its entries are read again under the new name.
+        renamed = {
+            fid for fid, (name, _) in folders.items() if fid in self.folders and self.folders[fid][0] != name
+        }
         if folders != self.folders:
             self.folders, self.generation = folders, self.generation + 1
         if gone:
             self._replace([], folder_ids=gone)
+        if renamed:
+            self._replace(await self.store.db(_rows, renamed), folder_ids=renamed)
         for doc_id in new:
             await self.store.get(doc_id)
 
@@ -112,7 +157,18 @@ class PathIndex:
         if not self.loaded:
             return
         self.folders = {fid: (name, doc_id) for fid, name, doc_id in await self.store.db(_folders)}
-        self._replace(await self.store.db(_rows, [folder_id]), folder_ids={folder_id})
+        states, rows = await self.store.db(_rows_with_states, [folder_id])
+        self._seen_states.update(states)
+        self._replace(rows, folder_ids={folder_id})
+
+    async def rows_current(self, folder_id: int) -> bool:
+        """Whether this index holds the folder's rows as they are now: no mirroring (here or in another
+        process) has written them since it read them. Lets a folder document that loads with nothing
+        new to mirror skip re-reading 100,000 rows."""
+        if not self.loaded or folder_id not in self._seen_states:
+            return False
+        states = await self.store.db(_mirrored_states, [folder_id])
+        return states.get(folder_id) == self._seen_states[folder_id]
 
     def _replace(self, rows: list[DocEntry], *, folder_ids: set[int] | None) -> None:
         self.generation += 1
@@ -151,13 +207,14 @@ class PathIndex:
     def by_doc_id(self, doc_id: str) -> DocEntry | None:
         return self._by_doc_id.get(doc_id)
 
-    def visible(self, access: Access, *, scope: str | None = None) -> list[DocEntry]:
-        """Markdown documents the caller may see, optionally under a folder or sub-folder path."""
+    def visible(self, access: Access, *, scope: str | None = None, files: bool = False) -> list[DocEntry]:
+        """Markdown documents the caller may see, optionally under a folder or sub-folder path; with
+        ``files``, every file entry (images, PDFs, canvases, JSON, ...) but sub-folders."""
         prefix = scope.strip("/") + "/" if scope else None
         return [
             e
             for e in self._by_doc_id.values()
-            if e.is_markdown
+            if (e.is_markdown or (files and e.type != "folder"))
             and access.sees_folder(e.folder_id)
             and (prefix is None or e.user_path.startswith(prefix))
         ]
@@ -175,11 +232,12 @@ class PathIndex:
         return self._by_path.get(user_path)
 
     def link_targets(self, access: Access) -> frozenset[LinkTarget]:
-        """The markdown documents a link read by this caller may resolve to: those it may see."""
+        """The files a link read by this caller may resolve to: those it may see. Embeds reach images,
+        PDFs and canvases as well as notes (`![[diagram.png]]`), so every entry but sub-folders."""
         return frozenset(
             e.link_target
             for e in self._by_doc_id.values()
-            if e.is_markdown and access.sees_folder(e.folder_id)
+            if e.type != "folder" and access.sees_folder(e.folder_id)
         )
 
     def folder_entries(self, folder_id: int) -> list[DocEntry]:

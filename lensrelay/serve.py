@@ -38,6 +38,7 @@ def _limited_server_class() -> type:
     from django.conf import settings
 
     from lensrelay.sync.consumer import CLOSE_TOO_LARGE
+    from lensrelay.sync.direct import DIRECT_SEND, DirectSocket
 
     limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)
     if not hasattr(WebSocketProtocol, "_max_message_size_exceeded"):
@@ -46,6 +47,19 @@ def _limited_server_class() -> type:
         )
 
     class LimitedWebSocketProtocol(WebSocketProtocol):  # type: ignore[misc]
+        # autobahn formats three values for a debug log line on every read and every write, even with
+        # debug logging off: at fifty clients on a document that is most of the cost of a send. These
+        # are its methods without that line (and without the octet counters daphne never reads).
+
+        def dataReceived(self, data: bytes) -> None:
+            self._dataReceived(data)
+
+        def sendData(self, data: bytes, sync: bool = False, chopsize: int | None = None) -> None:
+            if sync or chopsize or self.send_queue or self.logOctets:
+                super().sendData(data, sync, chopsize)  # queued or chopped sends keep their order
+            else:
+                self.transport.write(data)
+
         def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int, reason: str) -> None:
             # autobahn's hook for a message over the limit, called before its payload is read.
             self.failByDrop = False  # a close frame the client can read, not a cut connection
@@ -65,6 +79,12 @@ def _limited_server_class() -> type:
                     then()
 
             self.ready_callable = ready
+
+        def create_application(self, protocol: Any, scope: dict[str, Any]) -> Any:
+            if scope.get("type") == "websocket":
+                # The sync consumer writes its frames straight into the protocol (lensrelay.sync.direct).
+                scope.setdefault("extensions", {})[DIRECT_SEND] = DirectSocket(protocol)
+            return super().create_application(protocol, scope)
 
     return LimitedServer
 

@@ -143,10 +143,21 @@ LOGGING = {
 LENSRELAY_RELAY_ID = os.environ.get("LENSRELAY_RELAY_ID", "f0a8e1f2-5b7c-4d3e-9a6b-1c2d3e4f5a6b")
 LENSRELAY_IDLE_UNLOAD_SECONDS = _env_float("LENSRELAY_IDLE_UNLOAD_SECONDS", 300.0)
 LENSRELAY_POLL_SECONDS = _env_float("LENSRELAY_POLL_SECONDS", 0.5)
+# Memory for document texts kept for grep, search and read (least recently used go first). The default
+# holds a 100,000-note vault of ~2 KB notes, which grep then scans at ripgrep's speed.
+LENSRELAY_TEXT_CACHE_BYTES = int(os.environ.get("LENSRELAY_TEXT_CACHE_BYTES", str(768 * 1024 * 1024)))
 LENSRELAY_BATCH_MS = _env_float("LENSRELAY_BATCH_MS", 0.0)
 # How often workers tell each other how far their open documents have got, to repair dropped messages.
 LENSRELAY_REPAIR_SECONDS = _env_float("LENSRELAY_REPAIR_SECONDS", 2.0)
 LENSRELAY_COMPACT_AFTER_UPDATES = int(os.environ.get("LENSRELAY_COMPACT_AFTER_UPDATES", "500"))
+# Days a deleted entry stays in its folder's /_trash/ before `manage.py purge_trash` may remove it for good.
+LENSRELAY_TRASH_RETENTION_DAYS = _env_float("LENSRELAY_TRASH_RETENTION_DAYS", 30.0)
+
+# Version history (lensrelay/history): a version after this many quiet seconds following edits, and the
+# retention: every version of the last KEEP_ALL_DAYS days, one per day before that, at most MAX per document.
+LENSRELAY_VERSIONS_QUIET_SECONDS = _env_float("LENSRELAY_VERSIONS_QUIET_SECONDS", 300.0)
+LENSRELAY_VERSIONS_KEEP_ALL_DAYS = _env_float("LENSRELAY_VERSIONS_KEEP_ALL_DAYS", 7.0)
+LENSRELAY_VERSIONS_MAX = int(os.environ.get("LENSRELAY_VERSIONS_MAX", "200"))
 LENSRELAY_MAX_FRAME_BYTES = int(os.environ.get("LENSRELAY_MAX_FRAME_BYTES", str(16 * 1024 * 1024)))
 # daphne's `manage.py runserver` reads these (`python -m lensrelay.serve` sets them itself).
 DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = LENSRELAY_MAX_FRAME_BYTES
@@ -172,7 +183,56 @@ LENSRELAY_MCP_SESSION_IDLE_SECONDS = _env_float("LENSRELAY_MCP_SESSION_IDLE_SECO
 LENSRELAY_MCP_ALLOWED_ORIGINS = [
     o.strip() for o in os.environ.get("LENSRELAY_MCP_ALLOWED_ORIGINS", "").split(",") if o.strip()
 ]
+# Server-sent notifications (GET /mcp, mcp_tools.notifications): how often each worker's streams look for
+# events made on other workers, the keep-alive comment interval, how long one GET may stay open before
+# the client is asked to reconnect with Last-Event-ID (0: no limit), the `retry` hint for that, and how
+# many events per session are kept for replay.
+LENSRELAY_MCP_EVENTS_POLL_SECONDS = _env_float("LENSRELAY_MCP_EVENTS_POLL_SECONDS", 0.5)
+LENSRELAY_MCP_STREAM_PING_SECONDS = _env_float("LENSRELAY_MCP_STREAM_PING_SECONDS", 15.0)
+LENSRELAY_MCP_STREAM_MAX_SECONDS = _env_float("LENSRELAY_MCP_STREAM_MAX_SECONDS", 0.0)
+LENSRELAY_MCP_STREAM_RETRY_MS = int(os.environ.get("LENSRELAY_MCP_STREAM_RETRY_MS", "1000"))
+LENSRELAY_MCP_EVENT_LOG_SIZE = int(os.environ.get("LENSRELAY_MCP_EVENT_LOG_SIZE", "500"))
 # Test configuration only: the conformance suite's fixture tools, resources and prompts, and a role for
 # callers without a token (the suite sends none). Both are off by default.
 LENSRELAY_MCP_CONFORMANCE_FIXTURES = _env_bool("LENSRELAY_MCP_CONFORMANCE_FIXTURES", False)
 LENSRELAY_MCP_ANONYMOUS_ROLE = os.environ.get("LENSRELAY_MCP_ANONYMOUS_ROLE", "")
+
+# Attachments (lensrelay/files): content-addressed blobs `files/<doc id>/<sha256>` behind Django's storage
+# API. "filesystem" keeps them under LENSRELAY_FILES_DIR (the data directory by default); "s3" uses any
+# S3-compatible store through django-storages (the `s3` extra: boto3).
+LENSRELAY_FILE_STORAGE = os.environ.get("LENSRELAY_FILE_STORAGE", "filesystem").strip().lower()
+LENSRELAY_FILES_DIR = Path(os.environ.get("LENSRELAY_FILES_DIR", DATA_DIR)).resolve()
+# The largest attachment accepted by the upload routes (bytes); larger bodies get a JSON 413.
+LENSRELAY_MAX_FILE_BYTES = int(os.environ.get("LENSRELAY_MAX_FILE_BYTES", str(64 * 1024 * 1024)))
+# How long an upload or download URL handed to a client stays valid (presigned S3 or signed local URL).
+LENSRELAY_FILE_URL_SECONDS = int(os.environ.get("LENSRELAY_FILE_URL_SECONDS", "900"))
+if LENSRELAY_FILE_STORAGE == "s3":
+    _file_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": os.environ.get("LENSRELAY_S3_BUCKET", ""),
+            "endpoint_url": os.environ.get("LENSRELAY_S3_ENDPOINT_URL") or None,
+            "region_name": os.environ.get("LENSRELAY_S3_REGION") or None,
+            "access_key": os.environ.get("LENSRELAY_S3_ACCESS_KEY_ID") or None,
+            "secret_key": os.environ.get("LENSRELAY_S3_SECRET_ACCESS_KEY") or None,
+            "location": os.environ.get("LENSRELAY_S3_PREFIX", ""),
+            "addressing_style": os.environ.get("LENSRELAY_S3_ADDRESSING_STYLE") or None,
+            "signature_version": "s3v4",
+            # Blobs are content-addressed: the same name always holds the same bytes.
+            "file_overwrite": True,
+            "querystring_auth": True,
+            "querystring_expire": LENSRELAY_FILE_URL_SECONDS,
+        },
+    }
+elif LENSRELAY_FILE_STORAGE == "filesystem":
+    _file_storage = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(LENSRELAY_FILES_DIR), "allow_overwrite": True},
+    }
+else:
+    raise ValueError(f"LENSRELAY_FILE_STORAGE must be 'filesystem' or 's3', not {LENSRELAY_FILE_STORAGE!r}")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "lensrelay_files": _file_storage,
+}

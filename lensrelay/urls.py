@@ -3,6 +3,7 @@ from django.urls import path
 
 from lensrelay import views, ysweet
 from lensrelay.api import api
+from lensrelay.files import views as files
 from mcp_tools.api import urls as mcp_urls
 
 urlpatterns = [
@@ -11,7 +12,17 @@ urlpatterns = [
     path("api/", api.urls),
     path("d/<str:doc_id>/as-update", ysweet.as_update, name="doc-as-update"),
     path("d/<str:doc_id>/update", ysweet.apply_update, name="doc-update"),
+    path("d/<str:doc_id>/versions", ysweet.versions, name="doc-versions"),
+    path("d/<str:doc_id>/versions/<str:version_id>", ysweet.version, name="doc-version"),
     path("doc/new", ysweet.new_doc, name="doc-new"),
+    # y-sweet file routes (lensrelay/files): fixed names before the <hash> route.
+    path("f/<str:doc_id>/upload-url", files.upload_url, name="file-upload-url"),
+    path("f/<str:doc_id>/download-url", files.download_url, name="file-download-url"),
+    path("f/<str:doc_id>/upload", files.upload, name="file-upload"),
+    path("f/<str:doc_id>/download", files.download, name="file-download"),
+    path("f/<str:doc_id>/history", files.history, name="file-history"),
+    path("f/<str:doc_id>/<str:hash>", files.delete, name="file-delete"),
+    path("f/<str:doc_id>", files.exists, name="file-exists"),
     path("ready", ysweet.ready, name="ready"),
     path("mcp", mcp_urls),
 ]

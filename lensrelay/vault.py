@@ -1,10 +1,19 @@
-"""Importing a directory of markdown into a folder, and exporting it back byte for byte."""
+"""Importing a directory (a whole vault: markdown, attachments, every file type) into a folder, and exporting
+it back byte for byte.
+
+Markdown and HTML become Y.Text content documents; every other file becomes a content-addressed blob
+named by its entry's `hash` (see `lensrelay.files.kinds`). A re-import edits changed text through the CRDT,
+stores a changed attachment as a new blob and points its entry at it, and leaves unchanged files alone.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import uuid as uuidlib
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +24,10 @@ from lensrelay.docstore import contenthash, folderdoc, persistence
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.trashdoc import TRASH
+from lensrelay.files.blobs import blob_put, sha256_hex
+from lensrelay.files.content import BlobMissing, attachment_bytes
+from lensrelay.files.kinds import MARKDOWN, blob_entry_meta, file_kind, stored_as_text
 from lensrelay.folders import content_doc_id, folder_create, mirror_folder, mirror_for
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.texts import text_cache
@@ -24,7 +37,13 @@ from lensrelay.vaultpath import FolderPaths, InvalidPath, normalize_path, valida
 logger = logging.getLogger(__name__)
 
 CONTENTS = "contents"
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+# (phase, done, total): long imports and exports report their progress through this.
+Progress = Callable[[str, int, int], None]
+
+
+def _no_progress(phase: str, done: int, total: int) -> None:
+    pass
 
 
 @dataclass
@@ -34,13 +53,28 @@ class ImportReport:
     unchanged: int = 0
     folders: int = 0
     skipped: list[str] = field(default_factory=list)
+    kinds: Counter[str] = field(default_factory=Counter)  # files seen, by filemeta type
+    blob_bytes: int = 0  # bytes of attachments newly stored
 
     def summary(self) -> str:
         text = (
             f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged, "
             f"{self.folders} sub-folders, {len(self.skipped)} skipped"
         )
+        if self.kinds:
+            text += " (" + ", ".join(f"{kind} {count}" for kind, count in sorted(self.kinds.items())) + ")"
+        if self.blob_bytes:
+            text += f", {self.blob_bytes} bytes of attachments stored"
         return text
+
+
+@dataclass(frozen=True)
+class ScannedFile:
+    """A file found by an import: its text when it becomes a Y.Text document, else where its bytes are."""
+
+    kind: str
+    source: Path
+    text: str | None
 
 
 def initial_update(text: str) -> bytes:
@@ -49,14 +83,15 @@ def initial_update(text: str) -> bytes:
     return doc.get_update()
 
 
-def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, str]]:
-    """Sub-folders and markdown files under root, as folder-relative paths with a leading slash.
+def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, ScannedFile]]:
+    """Sub-folders and files under root, as folder-relative paths with a leading slash.
 
     Names are taken in their NFC form (macOS may store them decomposed); hidden files and folders
-    (names starting with '.') are left out, like Obsidian does.
+    (names starting with '.') are left out, like Obsidian does. Markdown must be UTF-8; HTML that is not
+    is kept as a blob, like any other file.
     """
     folders: list[str] = []
-    files: dict[str, str] = {}
+    files: dict[str, ScannedFile] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         rel_dir = Path(dirpath).relative_to(root)
@@ -70,17 +105,29 @@ def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, str]]:
             folders.append(normalize_path("/" + rel_dir.as_posix()))
         for name in sorted(filenames):
             rel = normalize_path("/" + (rel_dir / name).as_posix() if rel_dir != Path(".") else "/" + name)
-            if name.startswith(".") or not name.lower().endswith(MARKDOWN_SUFFIXES):
-                report.skipped.append(f"{rel} (not markdown)")
+            source = Path(dirpath) / name
+            if name.startswith("."):
+                report.skipped.append(f"{rel} (hidden)")  # as Obsidian hides them
                 continue
             if rel in files:
                 report.skipped.append(f"{rel} (another file has this name once NFC-normalised)")
+                continue
+            if source.is_symlink() or not source.is_file():
+                report.skipped.append(f"{rel} (not a regular file)")
                 continue
             try:
                 # An undecodable file name arrives as surrogates: refuse it by name before anything is stored.
                 refuse_unencodable(rel, where="file name")
                 validate_relative_path(rel)
-                files[rel] = (Path(dirpath) / name).read_bytes().decode("utf-8")
+                kind = file_kind(rel)
+                text: str | None = None
+                if stored_as_text(rel):
+                    try:
+                        text = source.read_bytes().decode("utf-8")
+                    except UnicodeDecodeError:
+                        if kind == MARKDOWN:
+                            raise
+                files[rel] = ScannedFile(kind=kind, source=source, text=text)
             except UnencodableText as exc:
                 report.skipped.append(str(exc))
             except InvalidPath as exc:
@@ -114,12 +161,31 @@ def _stored_changes(texts: dict[str, str]) -> dict[str, str]:
     return {doc_id: texts[doc_id] for doc_id in unknown if stored.get(doc_id) != texts[doc_id]}
 
 
-async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> ImportReport:
-    """Import (or re-import) a directory. Changed files are edited in place through the CRDT, so live
-    clients see the change; files never seen before become new documents."""
+def _store_blobs(
+    *, blobs: list[tuple[str, Path, str]], progress: Progress, report: ImportReport
+) -> dict[str, str]:
+    """Store attachments (doc id, file, hash it had before or '') as blobs; returns doc id -> new hash for
+    each one whose bytes are new. Unchanged files cost a read and a hash, nothing is written for them."""
+    stored: dict[str, str] = {}
+    for done, (doc_id, source, before) in enumerate(blobs, start=1):
+        data = source.read_bytes()
+        if sha256_hex(data) != before:
+            stored[doc_id] = blob_put(doc_id=doc_id, data=data)
+            report.blob_bytes += len(data)
+        progress("attachments", done, len(blobs))
+    return stored
+
+
+async def import_vault(
+    *, store: DocStore, root: Path, folder_name: str, progress: Progress | None = None
+) -> ImportReport:
+    """Import (or re-import) a directory. Changed text is edited in place through the CRDT, so live
+    clients see the change; a changed attachment gets a new blob and its entry the new hash; files never
+    seen before become new documents or blobs."""
     if not root.is_dir():
         raise FileNotFoundError(f"{root} is not a directory")
     refuse_unencodable(folder_name, where="folder name")
+    progress = progress or _no_progress
     report = ImportReport()
     folders, files = _scan(root, report)
     folder = await store.db(_get_or_create_folder, folder_name)
@@ -133,9 +199,39 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
     existing = await store.db(_mirrored_entries, folder)
 
     new_docs: list[tuple[str, str]] = []
+    new_texts: list[tuple[str, str, str]] = []  # (path, uuid, type) of new Y.Text documents
+    new_blobs: dict[str, tuple[str, str, str]] = {}  # doc id -> (path, uuid, type)
+    blob_files: list[tuple[str, Path, str]] = []  # (doc id, file, stored hash or '')
+    changed_blobs: dict[str, tuple[str, FileEntry]] = {}  # doc id -> (path, entry)
     changed: list[tuple[str, str]] = []
     added: list[str] = []  # doc ids of every new entry, sub-folders included
     paths = FolderPaths((entry.path, entry.type) for entry in existing.values())
+    for path, scanned in files.items():
+        report.kinds[scanned.kind] += 1
+        entry = existing.get(path)
+        if entry is None:
+            if not _admitted(paths, path, scanned.kind, report):
+                continue
+            uuid = str(uuidlib.uuid4())
+            doc_id = content_doc_id(folder, uuid)
+            if scanned.text is not None:
+                new_texts.append((path, uuid, scanned.kind))
+                new_docs.append((doc_id, scanned.text))
+            else:
+                new_blobs[doc_id] = (path, uuid, scanned.kind)
+                blob_files.append((doc_id, scanned.source, ""))
+            added.append(doc_id)
+        elif entry.type != scanned.kind:
+            report.skipped.append(f"{path} (a {entry.type} entry already has this path)")
+        elif scanned.text is not None and not entry.hash:
+            changed.append((content_doc_id(folder, entry.uuid), scanned.text))
+        else:
+            doc_id = content_doc_id(folder, entry.uuid)
+            changed_blobs[doc_id] = (path, entry)
+            blob_files.append((doc_id, scanned.source, entry.hash))
+
+    # Content first, then the folder entries that name it, so no client sees an entry without content.
+    stored = await asyncio.to_thread(_store_blobs, blobs=blob_files, progress=progress, report=report)
     with folder_room.transact():
         for path in folders:
             if path not in existing and _admitted(paths, path, "folder", report):
@@ -143,27 +239,31 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
                 folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="folder")
                 added.append(content_doc_id(folder, uuid))
                 report.folders += 1
-        for path, text in files.items():
-            entry = existing.get(path)
-            if entry is None:
-                if not _admitted(paths, path, "markdown", report):
-                    continue
-                uuid = str(uuidlib.uuid4())
-                folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="markdown")
-                new_docs.append((content_doc_id(folder, uuid), text))
-                added.append(content_doc_id(folder, uuid))
-            elif entry.type != "markdown":
-                report.skipped.append(f"{path} (a {entry.type} entry already has this path)")
-            else:
-                changed.append((content_doc_id(folder, entry.uuid), text))
-    # Content first, then the folder entries that name it, so no client sees an entry without content.
+        for path, uuid, kind in new_texts:
+            folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type=kind)
+        for doc_id, (path, uuid, kind) in new_blobs.items():
+            folderdoc.put_entry(
+                folder_room.doc,
+                path=path,
+                meta=blob_entry_meta(uuid=uuid, path=path, digest=stored[doc_id], kind=kind),
+            )
+        for doc_id, (path, entry) in changed_blobs.items():
+            if doc_id in stored:
+                meta = folderdoc.entry_meta(folder_room.doc, path=path)
+                meta.update(
+                    blob_entry_meta(uuid=entry.uuid, path=path, digest=stored[doc_id], kind=entry.type)
+                )
+                folderdoc.put_entry(folder_room.doc, path=path, meta=meta)
+    report.updated += sum(1 for doc_id in changed_blobs if doc_id in stored)
+    report.unchanged += sum(1 for doc_id in changed_blobs if doc_id not in stored)
     # The importer holds the texts: the search index reads them from here, not back from the database.
     text_cache(store).prime(dict(new_docs))
     # No await may come before this call: the store's one database thread then writes the content
     # before the folder document's update that names it.
     await store.db(_write_new_documents, folder=folder, new_docs=new_docs, writer=store.writer)
-    report.created = len(new_docs)
-    if added:
+    report.created = len(new_docs) + len(new_blobs)
+    progress("documents", len(new_docs), len(new_docs))
+    if added or stored:
         await folder_room.flushed()
         # The change set the folder's mirroring going (rows, path index, search index): wait for it
         # rather than doing it twice, and do it here only if it left an entry without its row.
@@ -174,8 +274,8 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
     # Unchanged files cost a hash comparison; only changed ones go through a live room, so connected
     # clients see the re-import as an edit.
     to_edit = await store.db(_stored_changes, dict(changed))
-    report.unchanged = len(changed) - len(to_edit)
-    for doc_id, text in to_edit.items():
+    report.unchanged += len(changed) - len(to_edit)
+    for done, (doc_id, text) in enumerate(to_edit.items(), start=1):
         await store.db(persistence.create_ydoc, doc_id, YDoc.Kind.CONTENT)
         room = await store.get(doc_id)
         assert room is not None
@@ -184,6 +284,7 @@ async def import_vault(*, store: DocStore, root: Path, folder_name: str) -> Impo
             await room.flushed()
         else:
             report.unchanged += 1
+        progress("edits", done, len(to_edit))
     return report
 
 
@@ -208,8 +309,10 @@ def replace_text(doc: Doc, new: str) -> bool:
 
 
 def _mirrored_entries(folder: Folder) -> dict[str, FileEntry]:
-    rows = Document.objects.filter(folder=folder).values_list("path", "uuid", "type")
-    return {path: FileEntry(path=path, uuid=uuid, type=kind) for path, uuid, kind in rows}
+    rows = Document.objects.filter(folder=folder).values_list("path", "uuid", "type", "hash")
+    return {
+        path: FileEntry(path=path, uuid=uuid, type=kind, hash=digest) for path, uuid, kind, digest in rows
+    }
 
 
 def _unmirrored(folder: Folder, doc_ids: list[str]) -> bool:
@@ -229,14 +332,33 @@ def _get_or_create_folder(name: str) -> Folder:
 class ExportReport:
     files: int = 0
     folders: int = 0
+    bytes: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    missing: list[str] = field(default_factory=list)  # entries whose blob was never uploaded
+
+    def summary(self) -> str:
+        text = f"{self.files} files, {self.folders} sub-folders, {self.bytes} bytes"
+        if self.kinds:
+            text += " (" + ", ".join(f"{kind} {count}" for kind, count in sorted(self.kinds.items())) + ")"
+        if self.missing:
+            text += f", {len(self.missing)} without stored content"
+        return text
 
 
-def export_vault(*, folder: Folder, target: Path) -> ExportReport:
-    """Write every markdown document and sub-folder of `folder` under `target`."""
+def export_vault(*, folder: Folder, target: Path, progress: Progress | None = None) -> ExportReport:
+    """Write every file and sub-folder of `folder` under `target`, each byte for byte as imported."""
+    progress = progress or _no_progress
     report = ExportReport()
     target.mkdir(parents=True, exist_ok=True)
     root = target.resolve()
-    for document in Document.objects.filter(folder=folder).order_by("path"):
+    # The folder's trash is not part of the vault (see lensrelay.trash): it stays on the server.
+    documents = list(
+        Document.objects.filter(folder=folder)
+        .exclude(path=TRASH)
+        .exclude(path__startswith=TRASH + "/")
+        .order_by("path")
+    )
+    for done, document in enumerate(documents, start=1):
         destination = (root / document.path.lstrip("/")).resolve()
         if root not in destination.parents:
             raise InvalidPath(f"{document.path} would be written outside {root}")
@@ -244,10 +366,15 @@ def export_vault(*, folder: Folder, target: Path) -> ExportReport:
             destination.mkdir(parents=True, exist_ok=True)
             report.folders += 1
             continue
-        if document.type != "markdown":
+        try:
+            data = attachment_bytes(document=document)
+        except BlobMissing:
+            report.missing.append(document.path)
             continue
-        text = persistence.stored_text(document.doc_id) or ""
         destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.write_bytes(text.encode("utf-8"))
+        destination.write_bytes(data)
         report.files += 1
+        report.bytes += len(data)
+        report.kinds[document.type] += 1
+        progress("export", done, len(documents))
     return report

@@ -14,9 +14,16 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from lensrelay.auth import Access, aauthenticate_token
-from lensrelay.docstore.room import Room
+from lensrelay.docstore.room import Origin, Room
 from lensrelay.docstore.store import get_store
 from lensrelay.folders import doc_scope
+from lensrelay.history.selectors import (
+    version_get,
+    version_summary,
+    version_text,
+    versions_of,
+    versions_summaries,
+)
 from lensrelay.http_auth import bearer_token, unauthorized
 from lensrelay.http_limits import body_too_large, read_body
 from lensrelay.models import YDoc, new_doc_id
@@ -69,7 +76,7 @@ async def apply_update(request: HttpRequest, doc_id: str) -> HttpResponse:
     if body is None:
         return body_too_large(limit)
     try:
-        room.apply_update(body, "http")
+        room.apply_update(body, Origin("http", author=access.name))
     except ValueError as exc:
         return JsonResponse(
             {"error": "The body is not a valid Yjs update; nothing was applied.", "detail": str(exc)[:200]},
@@ -77,6 +84,31 @@ async def apply_update(request: HttpRequest, doc_id: str) -> HttpResponse:
         )
     await room.flushed()
     return JsonResponse({"ok": True})
+
+
+@require_GET
+async def versions(request: HttpRequest, doc_id: str) -> HttpResponse:
+    """The document's retained versions, newest first (lens-relay's `GET /d/<id>/versions`)."""
+    _, _, error = await _authorize(request, doc_id)
+    if error is not None:
+        return error
+    return JsonResponse(await sync_to_async(versions_summaries)(doc_id=doc_id), safe=False)
+
+
+@require_GET
+async def version(request: HttpRequest, doc_id: str, version_id: str) -> HttpResponse:
+    """One version: its summary and text, or (`?format=update`) its whole state as one Yjs update."""
+    _, _, error = await _authorize(request, doc_id)
+    if error is not None:
+        return error
+    found = await sync_to_async(version_get)(doc_id=doc_id, version_id=version_id)
+    if found is None:
+        return JsonResponse({"error": f"Version not found: {version_id}"}, status=404)
+    if request.GET.get("format") == "update":
+        return HttpResponse(bytes(found.state), content_type="application/octet-stream")
+    newest = await sync_to_async(versions_of)(doc_id=doc_id)
+    summary = version_summary(found, latest=bool(newest) and newest[0].pk == found.pk)
+    return JsonResponse({**summary, "text": version_text(found)})
 
 
 @csrf_exempt

@@ -21,7 +21,7 @@ from lensrelay.auth import Access
 from lensrelay.http_auth import bearer_token
 from lensrelay.http_limits import read_body
 from mcp_tools import callers
-from mcp_tools.transport import handshake, stateless
+from mcp_tools.transport import handshake, listening, stateless
 from mcp_tools.transport.headers import (
     PROTOCOL_VERSION,
     bearer_challenge,
@@ -120,8 +120,9 @@ async def handle(request: HttpRequest) -> HttpResponseBase:
         return empty_response(405, allow="POST")
     if request.method == "DELETE":
         return await handshake.delete(request, access=access)
-    # No server-initiated stream: everything the server sends rides on the response to a POST.
-    return empty_response(405, allow="POST, DELETE")
+    if request.method == "GET":
+        return await listening.listen(request, access=access)
+    return empty_response(405, allow="GET, POST, DELETE")
 
 
 async def _post(request: HttpRequest, *, access: Access, version: str | None) -> HttpResponseBase:

@@ -14,10 +14,12 @@ class McpToolsConfig(AppConfig):
         # so tests can switch them with override_settings.
         from mcp_tools import conformance, resources_documents  # noqa: F401
         from mcp_tools.callers import connect_credential_signals
+        from mcp_tools.notifications.produce import connect_notification_signals
         from mcp_tools.sessions import connect_token_signals
 
         connect_token_signals()
         connect_credential_signals()
+        connect_notification_signals()
 
         if importlib.util.find_spec("mcp_tools.tools") is not None:
             importlib.import_module("mcp_tools.tools")

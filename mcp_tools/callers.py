@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from lensrelay.auth import LAST_USED_RESOLUTION, Access, token_access
 from lensrelay.models import ApiToken
+from mcp_tools import trips
 from mcp_tools.models import CredentialGeneration, McpSession
 
 
@@ -57,19 +58,11 @@ def generation_bump() -> None:
             CredentialGeneration.objects.get_or_create(pk=1, defaults={"value": 1})
 
 
-def _generation() -> int:
-    value = CredentialGeneration.objects.filter(pk=1).values_list("value", flat=True).first()
-    return -1 if value is None else value
-
-
-# Django's one thread for sync code (outside Django's handler, which `/mcp` no longer goes through): one
-# connection for every worker's request, no thread started per request.
-_agen = sync_to_async(_generation)
-
-
 async def refresh() -> None:
     """Once per request: forget everything kept if credentials changed anywhere since."""
-    generation = await _agen()
+    # Read on Django's one sync thread (one connection, no thread per request), together with whatever
+    # other requests ask for meanwhile: see `mcp_tools.trips`.
+    generation = await trips.generation()
     if generation != _memory.generation:
         _memory.clear(generation)
     for kept in (_memory.tokens, _memory.sessions, _memory.marks):

@@ -13,7 +13,7 @@ def _empty_dict() -> dict[str, Any]:
     return {}
 
 
-def _empty_list() -> list[str]:
+def _empty_list() -> list[str]:  # referenced by migration 0001
     return []
 
 
@@ -31,7 +31,6 @@ class McpSession(models.Model):
     client_info = models.JSONField(default=_empty_dict, blank=True)
     client_capabilities = models.JSONField(default=_empty_dict, blank=True)
     log_level = models.CharField(max_length=16, blank=True, default="")
-    subscriptions = models.JSONField(default=_empty_list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -70,3 +69,59 @@ class CredentialGeneration(models.Model):
 
     def __str__(self) -> str:
         return f"credential generation {self.value}"
+
+
+class McpStream(models.Model):
+    """A session that listens for server-sent notifications (it opened the GET stream at least once).
+
+    `last_seq` numbers the session's events (the SSE `id`); taking the next number locks this row until
+    the event is committed, so a session's events commit in the order of their numbers on every worker.
+    `owner` names the GET stream serving the session now: a newer GET takes over and the older stream,
+    on whichever worker, ends.
+    """
+
+    session = models.OneToOneField(McpSession, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    last_seq = models.BigIntegerField(default=0)
+    owner = models.CharField(max_length=64, blank=True, default="")
+    opened_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"stream of {self.session_id} at {self.last_seq}"
+
+
+class McpSubscription(models.Model):
+    """`resources/subscribe`: the session wants `notifications/resources/updated` for `uri`.
+
+    `doc_id` is the document the URI named when subscribing (empty for resources that are not
+    documents), so an edit finds its subscribers by id whatever the URI's spelling.
+    """
+
+    session = models.ForeignKey(McpSession, on_delete=models.CASCADE, related_name="+")
+    uri = models.CharField(max_length=2048)
+    doc_id = models.CharField(max_length=100, blank=True, default="", db_index=True)
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["session", "uri"], name="mcpsubscription_unique_session_uri"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} watches {self.uri}"
+
+
+class McpEvent(models.Model):
+    """One notification for a listening session, numbered `seq` within it; kept (bounded) for replay by
+    `Last-Event-ID` on whichever worker the client reconnects to."""
+
+    session = models.ForeignKey(McpSession, on_delete=models.CASCADE, related_name="+")
+    seq = models.BigIntegerField()
+    message = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["session", "seq"], name="mcpevent_unique_session_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} #{self.seq}"

@@ -63,6 +63,19 @@ def _title(entry: DocEntry) -> str:
     return name[:-3] if name.lower().endswith(".md") else name
 
 
+async def _document_at(ctx: ToolContext, uri: str) -> DocEntry | None:
+    """The markdown document a URI names, if the caller may see it."""
+    path = path_of_uri(uri)
+    if path is None:
+        return None
+    kb = await open_kb()
+    try:
+        entry = kb.resolve(ctx, path)
+    except ToolError:
+        return None
+    return entry if entry.is_markdown else None
+
+
 class DocumentResources:
     """The caller's markdown documents, ordered by user path; a cursor is the last path of a page, so
     documents added or removed between pages neither repeat nor shift the rest."""
@@ -90,17 +103,16 @@ class DocumentResources:
         return items, (_encode_cursor(page[-1].user_path) if more else None)
 
     async def read(self, ctx: ToolContext, uri: str) -> Resources | None:
-        path = path_of_uri(uri)
-        if path is None:
+        entry = await _document_at(ctx, uri)
+        if entry is None:
             return None
         kb = await open_kb()
-        try:
-            entry = kb.resolve(ctx, path)
-        except ToolError:
-            return None
-        if not entry.is_markdown:
-            return None
         return [{"uri": uri, "mimeType": MIME_TYPE, "text": await kb.view_text(entry)}]
+
+    async def doc_id_of(self, ctx: ToolContext, uri: str) -> str | None:
+        """The id of the markdown document the URI names for this caller, or None."""
+        entry = await _document_at(ctx, uri)
+        return None if entry is None else entry.doc_id
 
     def templates(self) -> Resources:
         return [

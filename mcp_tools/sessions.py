@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from lensrelay.tokens import token_narrowed
-from mcp_tools import callers
+from mcp_tools import callers, trips
 from mcp_tools.models import McpSession, ReadMark
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -151,16 +151,6 @@ def _session_update(session_id: str, **fields: Any) -> None:
         callers.generation_bump()
 
 
-async def asession_set_subscribed(*, session_id: str, uri: str, subscribed: bool) -> list[str]:
-    """Add or remove `uri` from the session's resource subscriptions; returns the new list."""
-    session = await McpSession.objects.aget(id=session_id)
-    uris = [u for u in session.subscriptions if u != uri]
-    if subscribed:
-        uris.append(uri)
-    await sync_to_async(_session_update)(session_id, subscriptions=uris)
-    return uris
-
-
 # ---------------------------------------------------------------------------------------- read marks
 
 
@@ -201,7 +191,7 @@ async def arecord_read_coarse(*, session_key: str, doc_id: str) -> None:
     written = callers.mark_written(session_key, doc_id)
     if written is not None and now - written <= LAST_SEEN_RESOLUTION:
         return
-    await arecord_read(session_key=session_key, doc_id=doc_id, now=now)
+    await trips.write_mark(session_key=session_key, doc_id=doc_id, read_at=now)
     callers.mark_remember(session_key, doc_id, now)
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from lensrelay.files import is_text_file
 from lensrelay.paths import DocEntry
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext, ToolError
+from suggestions.filetext import binary_refusal
 from suggestions.proposing import Outcome, Proposer
 
 COMMENT_DESCRIPTION = (
@@ -32,7 +34,15 @@ async def require_read(ctx: ToolContext, entry: DocEntry, file_path: str) -> Non
 def writable_entry(ctx: ToolContext, kb: KnowledgeBase, file_path: str) -> DocEntry:
     if not ctx.access.can_suggest:
         raise ToolError("This token is read-only (role view): it cannot propose changes.")
-    return kb.resolve(ctx, file_path)
+    entry = kb.resolve(ctx, file_path)
+    refuse_binary(entry)
+    return entry
+
+
+def refuse_binary(entry: DocEntry) -> None:
+    """Said before anything else: reading a binary first would not make it editable."""
+    if not entry.is_markdown and not is_text_file(entry.path):
+        raise ToolError(str(binary_refusal(entry)))
 
 
 def describe(outcome: Outcome) -> str:

@@ -18,10 +18,11 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from suggestions import admin_views, review_page
+from suggestions.filetext import changed_lines
 from suggestions.models import Suggestion
+from suggestions.permissions import can_review
 
 PREVIEW_CHARS = 40
-REVIEW_PERMISSION = "suggestions.review_suggestion"
 
 
 def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
@@ -108,7 +109,7 @@ class SuggestionAdmin(admin.ModelAdmin):
     # -- permissions: browse with view (or review), decide with review; never add, edit or delete rows --
 
     def has_review_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return request.user.has_perm(REVIEW_PERMISSION)
+        return can_review(request.user)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_view_permission(request, obj) or self.has_review_permission(request)
@@ -130,6 +131,8 @@ class SuggestionAdmin(admin.ModelAdmin):
             return format_html("move → {}", clip(obj.new_path))
         if obj.kind == Suggestion.Kind.DELETE:
             return format_html("<del>delete document</del>")
+        if obj.kind == Suggestion.Kind.REPLACE:
+            return format_html("replace file: {}", changed_lines(obj.old_text, obj.new_text))
         hunks = obj.hunks or [{"old": obj.old_text, "new": obj.new_text}]
         return format_html_join(
             " · ", "{}", ((_hunk_preview(h.get("old", ""), h.get("new", "")),) for h in hunks)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import messages
-from django.contrib.admin import helpers
+from django.contrib.admin import ModelAdmin, helpers
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -41,11 +41,9 @@ from suggestions.deciding import Decision, suggestion_accept, suggestion_bulk, s
 from suggestions.diff import word_hunks
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
+from suggestions.permissions import can_review
 from suggestions.review_page import summary
 from suggestions.selectors import next_pending_suggestion
-
-if TYPE_CHECKING:
-    from suggestions.admin import SuggestionAdmin
 
 CONTENTS = "contents"
 NOTE_MAX_CHARS = 2000
@@ -210,6 +208,14 @@ def review_diff(suggestion: Suggestion) -> ReviewDiff:
         )
     if suggestion.kind == Suggestion.Kind.DELETE:
         return ReviewDiff(False, f"Delete {suggestion.path}.")
+    if suggestion.kind == Suggestion.Kind.REPLACE:
+        # A file that holds no markup (JSON, canvas, HTML): the row carries the text before and after.
+        return ReviewDiff(
+            False,
+            f"Replace the content of {suggestion.path} (no markup inside the file; accepting writes the "
+            "new content, and is refused if the file has changed since):",
+            table=diff_table(suggestion.old_text, suggestion.new_text, context=True),
+        )
     raw = persistence.stored_text(suggestion.doc_id)
     changes = own_changes(raw, suggestion.uid) if raw is not None else []
     if raw is None or not changes:
@@ -245,7 +251,7 @@ def _verb(accept: bool) -> str:
 
 
 def report(
-    model_admin: SuggestionAdmin, request: HttpRequest, decisions: Sequence[Decision], *, accept: bool
+    model_admin: ModelAdmin[Suggestion], request: HttpRequest, decisions: Sequence[Decision], *, accept: bool
 ) -> None:
     """One message per outcome: what applied (and what it did), what failed and why."""
     done = "Accepted" if accept else "Rejected"
@@ -265,11 +271,11 @@ def _note(request: HttpRequest) -> str:
     return request.POST.get("note", "").strip()[:NOTE_MAX_CHARS]
 
 
-def decide_view(model_admin: SuggestionAdmin, request: HttpRequest, object_id: str) -> HttpResponse:
+def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, object_id: str) -> HttpResponse:
     """POST ``decision=accept|reject`` and an optional ``note``; back to the change page with a message."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    if not model_admin.has_review_permission(request):
+    if not can_review(request.user):
         raise PermissionDenied
     suggestion = model_admin.get_object(request, unquote(object_id))
     if suggestion is None:
@@ -296,7 +302,7 @@ def after_decision_url(request: HttpRequest, decided: Suggestion) -> str:
 
 
 def bulk_decide(
-    model_admin: SuggestionAdmin, request: HttpRequest, queryset: QuerySet[Suggestion], *, accept: bool
+    model_admin: ModelAdmin[Suggestion], request: HttpRequest, queryset: QuerySet[Suggestion], *, accept: bool
 ) -> TemplateResponse | None:
     """The ``delete_selected`` convention: a confirmation page first; act when it posts back ``post=yes``."""
     suggestions = list(queryset.order_by("created"))
@@ -331,7 +337,7 @@ def bulk_decide(
 
 
 def bulk_clean_up(
-    model_admin: SuggestionAdmin, request: HttpRequest, queryset: QuerySet[Suggestion]
+    model_admin: ModelAdmin[Suggestion], request: HttpRequest, queryset: QuerySet[Suggestion]
 ) -> TemplateResponse | None:
     """Confirm, then remove each selected stale suggestion's leftovers as a recorded decision."""
     suggestions = list(queryset.order_by("created"))

@@ -19,6 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from suggestions.models import Suggestion
+from suggestions.signals import suggestion_decided
 
 CLAIM_TIMEOUT = timedelta(minutes=5)
 Status = Suggestion.Status
@@ -63,6 +64,7 @@ def settle_claim(*, claim: Claim, user: Any, note: str) -> Suggestion | None:
         if not _ours(claim).update(status=final, decided_at=timezone.now(), decided_by=reviewer, note=note):
             return None
         row = Suggestion.objects.select_related("decided_by").get(pk=claim.pk)
+        suggestion_decided.send(sender=Suggestion, pks=[claim.pk])
         if reviewer is not None:
             LogEntry.objects.log_actions(
                 user_id=reviewer.pk,
@@ -76,7 +78,9 @@ def settle_claim(*, claim: Claim, user: Any, note: str) -> Suggestion | None:
 
 def stale_claim(*, claim: Claim) -> None:
     """Nobody decided a stale suggestion: the reviewer who tried is not recorded as its decider."""
-    _ours(claim).update(status=Status.STALE, decided_at=timezone.now(), decided_by=None)
+    with transaction.atomic():
+        if _ours(claim).update(status=Status.STALE, decided_at=timezone.now(), decided_by=None):
+            suggestion_decided.send(sender=Suggestion, pks=[claim.pk])
 
 
 def release_claim(*, claim: Claim) -> None:

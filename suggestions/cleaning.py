@@ -37,6 +37,7 @@ from suggestions.criticmarkup import (
 from suggestions.deciding import Decision
 from suggestions.follow import deciding_here
 from suggestions.models import Suggestion
+from suggestions.signals import suggestion_decided
 
 CLEANABLE = (Suggestion.Status.PENDING, Suggestion.Status.STALE)
 CLEANED_NOTE = "Cleaned up: its markup was broken; the text it would have replaced is kept."
@@ -113,6 +114,8 @@ def _record_clean_up(suggestion: Suggestion, *, user: Any) -> bool:
             decided_by=user if getattr(user, "pk", None) else None,
             note=CLEANED_NOTE,
         )
+        if done:
+            suggestion_decided.send(sender=Suggestion, pks=[suggestion.pk])
         if done and getattr(user, "pk", None):
             LogEntry.objects.log_actions(
                 user_id=user.pk,

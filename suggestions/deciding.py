@@ -24,6 +24,7 @@ from suggestions.claims import (
 )
 from suggestions.criticmarkup import Span, accept_edits, own_changes, reject_edits
 from suggestions.errors import StaleSuggestion, SuggestionError
+from suggestions.filetext import file_replacement_apply
 from suggestions.follow import deciding_here
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
@@ -95,6 +96,11 @@ async def _change_document(store: DocStore, suggestion: Suggestion, *, accept: b
         entry = index.by_doc_id(suggestion.doc_id)
     if entry is None:
         raise StaleSuggestion("the document no longer exists")
+    if suggestion.kind == Suggestion.Kind.REPLACE:
+        # No markup in the file: rejecting changes nothing, accepting writes the new content.
+        if accept:
+            await file_replacement_apply(store, entry, suggestion)
+        return ""
     if suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):
         room = await store.get(suggestion.doc_id)
         if room is None:

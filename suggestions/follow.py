@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
+from django.db import transaction
 from django.utils import timezone
 from pycrdt import StickyIndex, Text
 
@@ -28,6 +29,7 @@ from suggestions.criticmarkup import mark_id, parse
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.selectors import pending_rows
+from suggestions.signals import suggestion_decided
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +38,16 @@ DEBOUNCE_SECONDS = 0.3
 
 def _settle(decided: list[tuple[int, str]]) -> None:
     now = timezone.now()
-    for pk, status in decided:
-        Suggestion.objects.filter(pk=pk, status=Suggestion.Status.PENDING).update(
-            status=status, decided_at=now
-        )
+    with transaction.atomic():
+        settled = [
+            pk
+            for pk, status in decided
+            if Suggestion.objects.filter(pk=pk, status=Suggestion.Status.PENDING).update(
+                status=status, decided_at=now
+            )
+        ]
+        if settled:
+            suggestion_decided.send(sender=Suggestion, pks=settled)
 
 
 def outcome_in_text(room: Room, suggestion: Suggestion) -> str | None:

@@ -22,6 +22,9 @@ class Suggestion(models.Model):
         CREATE = "create", "Create"
         MOVE = "move", "Move"
         DELETE = "delete", "Delete"
+        # A whole-file replacement of a non-markdown text file (JSON, canvas, HTML, ...): no markup can go
+        # inside such a file, so the row carries the old and new content and is applied on accept.
+        REPLACE = "replace", "Replace file"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -52,6 +55,12 @@ class Suggestion(models.Model):
     new_text = models.TextField(blank=True)
     markup = models.TextField(blank=True, help_text="The CriticMarkup written into the document")
     comment = models.TextField(blank=True)
+    base_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="For a file replacement: the sha256 of the content it was proposed on; accepting it "
+        "is refused once the file has changed",
+    )
     hunks = models.JSONField(
         default=list, help_text="Each hunk's base and new text and its Yjs sticky start and end positions"
     )

@@ -12,29 +12,47 @@ from dataclasses import dataclass
 
 from lensrelay.auth import Access
 from lensrelay.docstore import folderdoc
-from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
-from lensrelay.folders import mirror_folder
 from lensrelay.moves import FolderRef, MoveRefused, move_entries, plan_move
 from lensrelay.paths import DocEntry, PathIndex, path_index
+from lensrelay.trash import DeleteRefused, documents_trash, linking_notes
 from lensrelay.vaultpath import InvalidPath, split_user_path, with_md_suffix
 from suggestions.errors import SuggestionError
 from suggestions.models import Suggestion
 from suggestions.proposing import Proposer, suggestion_propose_move_or_delete
 
 
-async def _folder_room(store: DocStore, entry: DocEntry) -> Room:
-    room = await store.get(entry.folder_doc_id)
-    assert room is not None
-    return room
+async def remove_document(store: DocStore, entry: DocEntry, *, force: bool = True) -> None:
+    """Carry out an accepted delete (or a rejected create): the document goes to its folder's trash.
+
+    Forced by default: the links were checked when the delete was proposed, and the reviewer decided; a
+    refusal (`force=False`) is a SuggestionError naming the linking notes, so the decision is not taken.
+    """
+    try:
+        await documents_trash(store=store, doc_ids=[entry.doc_id], force=force)
+    except DeleteRefused as exc:
+        raise SuggestionError(f"Error: {exc}") from exc
 
 
-async def remove_document(store: DocStore, entry: DocEntry) -> None:
-    room = await _folder_room(store, entry)
-    with room.transact():
-        folderdoc.remove_entry(room.doc, path=entry.path)
-    await room.flushed()
-    await mirror_folder(store, folder_id=entry.folder_id, room=room)
+async def suggestion_propose_delete(
+    *,
+    store: DocStore,
+    access: Access,
+    proposer: Proposer,
+    entry: DocEntry,
+    force: bool = False,
+    comment: str | None = None,
+) -> Suggestion:
+    """A pending delete (to the trash, once accepted). Refused, nothing recorded, while other notes link
+    to the document, naming those the caller may see, unless `force`."""
+    if not force:
+        linking = await linking_notes(store, doc_ids=[entry.doc_id])
+        if linking:
+            seen = [e.user_path for e in linking if access.sees_folder(e.folder_id)]
+            raise SuggestionError(f"Error: {DeleteRefused(seen, len(linking) - len(seen))}")
+    return await suggestion_propose_move_or_delete(
+        store=store, entry=entry, proposer=proposer, new_path=None, comment=comment
+    )
 
 
 # -- which move was asked for ------------------------------------------------------------------------------

@@ -110,8 +110,11 @@ def _all_starts(text: str, needle: str) -> list[int]:
     return starts
 
 
-def apply_edit_specs(text: str, specs: Sequence[EditSpec], *, path: str) -> tuple[str, list[int]]:
-    """Apply edits in sequence to a plain text (the accepted view); any failure raises, naming the edit."""
+def apply_edit_specs(
+    text: str, specs: Sequence[EditSpec], *, path: str, markup: bool = True
+) -> tuple[str, list[int]]:
+    """Apply edits in sequence to a plain text (the accepted view); any failure raises, naming the edit.
+    ``markup`` False is for files that never hold CriticMarkup (JSON, HTML): any text may be written."""
     occurrences: list[int] = []
     for number, spec in enumerate(specs, start=1):
         prefix = f"Edit {number} of {len(specs)} failed: " if len(specs) > 1 else ""
@@ -121,8 +124,9 @@ def apply_edit_specs(text: str, specs: Sequence[EditSpec], *, path: str) -> tupl
             )
         if spec.old_string == "":
             raise SuggestionError(prefix + "old_string must not be empty; use write to create a document.")
-        refuse_delimiters(spec.old_string, which="old_string")
-        refuse_delimiters(spec.new_string, which="new_string")
+        if markup:
+            refuse_delimiters(spec.old_string, which="old_string")
+            refuse_delimiters(spec.new_string, which="new_string")
         starts = find_occurrences(text, spec.old_string)
         if not starts:
             raise SuggestionError(

@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import messages
+from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
@@ -26,12 +27,11 @@ from lensrelay.docstore import persistence
 from lensrelay.links.resolve import LinkIndex, LinkTarget
 from lensrelay.models import Document
 from suggestions.deciding import Decision, suggestion_bulk
+from suggestions.diff import unified_diff
 from suggestions.models import Suggestion
+from suggestions.permissions import can_review
 from suggestions.rendering import RenderedNote, change_summary, render_note, suggestion_uid
 from suggestions.selectors import next_document_with_pending, pending_of_document
-
-if TYPE_CHECKING:
-    from suggestions.admin import SuggestionAdmin
 
 NOTE_MAX_CHARS = 2000
 POLL_MILLISECONDS = 1500
@@ -50,6 +50,7 @@ class Card:
     age: str
     in_note: bool
     comment: str
+    diff: str = ""  # a file replacement's change (the file holds no markup to show it in place)
 
 
 @dataclass
@@ -103,7 +104,8 @@ def document_review(*, doc_id: str, unless_version: str | None = None) -> Docume
     ).hexdigest()[:16]
     if fingerprint == unless_version:
         return DocumentReview(doc_id, path, document, None, [], fingerprint, pending=len(pending))
-    rendered = render_note(raw, resolve=_link_resolver(document)) if raw is not None else None
+    markdown = document is None or document.type == "markdown"
+    rendered = render_note(raw, resolve=_link_resolver(document)) if raw is not None and markdown else None
     comments: dict[str, str] = {}
     for change in rendered.changes if rendered else []:
         comments.setdefault(suggestion_uid(change), change_summary(change)["comment"])
@@ -114,14 +116,17 @@ def document_review(*, doc_id: str, unless_version: str | None = None) -> Docume
             age_of(s.created),
             s.uid in comments,
             comments.get(s.uid) or s.comment,
+            unified_diff(s.old_text, s.new_text, path=s.path) if s.kind == Suggestion.Kind.REPLACE else "",
         )
         for s in pending
     ]
     return DocumentReview(doc_id, path, document, rendered, cards, fingerprint, pending=len(pending))
 
 
-def _context(model_admin: SuggestionAdmin, request: HttpRequest, review: DocumentReview) -> dict[str, Any]:
-    can_decide = model_admin.has_review_permission(request)
+def _context(
+    model_admin: ModelAdmin[Suggestion], request: HttpRequest, review: DocumentReview
+) -> dict[str, Any]:
+    can_decide = can_review(request.user)
     return {
         "review": review,
         "can_decide": can_decide,
@@ -131,7 +136,7 @@ def _context(model_admin: SuggestionAdmin, request: HttpRequest, review: Documen
     }
 
 
-def review_view(model_admin: SuggestionAdmin, request: HttpRequest, doc_id: str) -> HttpResponse:
+def review_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
     review = document_review(doc_id=doc_id)
@@ -150,7 +155,7 @@ def review_view(model_admin: SuggestionAdmin, request: HttpRequest, doc_id: str)
     return TemplateResponse(request, "admin/suggestions/review/document.html", context)
 
 
-def review_state_view(model_admin: SuggestionAdmin, request: HttpRequest, doc_id: str) -> HttpResponse:
+def review_state_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:
     """What the open page polls: the version, and the live part of the page when it changed."""
     if not model_admin.has_view_permission(request):
         raise PermissionDenied
@@ -180,9 +185,9 @@ def summary(decisions: Sequence[Decision], *, accept: bool) -> str:
     return ", ".join(parts)
 
 
-def decide_all_view(model_admin: SuggestionAdmin, request: HttpRequest, doc_id: str) -> HttpResponse:
+def decide_all_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:
     """GET: confirm; POST ``post=yes``: decide every pending suggestion of the document, then one summary."""
-    if not model_admin.has_review_permission(request):
+    if not can_review(request.user):
         raise PermissionDenied
     accept = request.POST.get("decision", request.GET.get("decision")) == "accept"
     review = document_review(doc_id=doc_id)

@@ -5,6 +5,7 @@ Call the writers inside `Room.transact()` so the change is persisted and broadca
 
 from __future__ import annotations
 
+import re
 import uuid as uuidlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ BACKLINKS = "backlinks_v0"
 CONFIG = "folder_config"
 
 FILE_TYPES = frozenset({"folder", "markdown", "canvas", "image", "pdf", "audio", "video", "base", "file"})
+SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class FileEntry:
     path: str  # folder-relative, leading slash
     uuid: str
     type: str
+    hash: str = ""  # the sha256 of the blob holding a file's content (lensrelay.files); "" for Y.Text
 
 
 def maps(doc: Doc) -> tuple[Map, Map, Map, Map]:
@@ -50,7 +53,9 @@ def entries(doc: Doc) -> dict[str, FileEntry]:
         if not isinstance(meta, dict) or not isinstance(meta.get("id"), str):
             continue
         kind = meta.get("type") if meta.get("type") in FILE_TYPES else "file"
-        result[path] = FileEntry(path=path, uuid=meta["id"], type=str(kind))
+        digest = meta.get("hash")
+        digest = digest if isinstance(digest, str) and SHA256_HEX.match(digest) else ""
+        result[path] = FileEntry(path=path, uuid=meta["id"], type=str(kind), hash=digest)
     return result
 
 

@@ -9,6 +9,10 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
+# pycrdt's Doc makes an anyio lock, and anyio imports its asyncio backend on first use: a module of
+# thousands of lines, compiled when no bytecode is cached. Imported here, at start-up, the first client
+# of a freshly started server does not wait for it.
+import anyio._backends._asyncio  # noqa: F401
 from pycrdt import Doc, Subscription, TransactionEvent, merge_updates
 
 from lensrelay.docstore import persistence
@@ -34,9 +38,10 @@ class Peer(Protocol):
 class Origin:
     """Where a change came from; decides whether it is persisted and to whom it is sent."""
 
-    def __init__(self, name: str, *, persist: bool = True) -> None:
+    def __init__(self, name: str, *, persist: bool = True, author: str = "") -> None:
         self.name = name
         self.persist = persist
+        self.author = author  # who the change is attributed to in version history
 
     def __repr__(self) -> str:
         return f"Origin({self.name})"
@@ -59,6 +64,7 @@ class Room:
         self.clients: dict[Peer, set[int]] = {}
         self.last_used = time.monotonic()
         self.log_rows = 0
+        self.last_logged_id = 0  # the log row of the latest change made here
         self._modified_at = 0.0
         self._modified_trailing = False
         self._origin: object = SERVER
@@ -167,9 +173,11 @@ class Room:
             await asyncio.sleep(self.store.batch_seconds)
         while self._pending:
             batch, self._pending = self._pending, []
-            to_log = [update for update, origin in batch if getattr(origin, "persist", True)]
-            if to_log:
-                await self.store.persist(self, _merge(to_log))
+            logged = [(update, origin) for update, origin in batch if getattr(origin, "persist", True)]
+            if logged:
+                self.last_logged_id = await self.store.persist(
+                    self, _merge([u for u, _ in logged]), author=_authors(logged)
+                )
                 self.log_rows += 1
             frame = wire.sync_update(_merge([update for update, _ in batch]))
             origins = {id(origin) for _, origin in batch}
@@ -177,7 +185,7 @@ class Room:
                 # The sender already has its own change; everyone else gets the merged update.
                 if origins != {id(peer)}:
                     await _send(peer, frame)
-            self.changed_here = bool(to_log)
+            self.changed_here = bool(logged)
             self.store.notify_changed(self, [update for update, _ in batch])
         self.last_used = time.monotonic()
         waiters, self._waiters = self._waiters, []
@@ -218,6 +226,13 @@ class Room:
 
     def state_update(self, state_vector: bytes | None = None) -> bytes:
         return self.doc.get_update(state_vector) if state_vector else self.doc.get_update()
+
+
+def _authors(batch: list[tuple[bytes, object]]) -> str:
+    """The names the origins of a batch give (a socket's token or user, an admin's restore), for history."""
+    return ", ".join(
+        sorted({a for _, origin in batch if (a := getattr(origin, "author", "")) and isinstance(a, str)})
+    )
 
 
 def _merge(updates: list[bytes]) -> bytes:

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import connection, connections
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.logwriter import LogWriter, LoopAppender
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.peers import PeerBus
 from lensrelay.docstore.room import FOREIGN, Room
@@ -75,8 +76,15 @@ class DocStore:
         self.writer = uuid.uuid4().hex
         self.rooms: dict[str, Room] = {}
         self._loading: dict[str, asyncio.Future[Room | None]] = {}
-        # One thread for all persistence keeps writes ordered and SQLite free of self-contention.
+        # One thread for the database work of the store and its companions, in order...
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lensrelay-db")
+        # ...and one for the update log alone, so no append waits behind a slow read.
+        self.log = LogWriter(
+            loop,
+            writer=self.writer,
+            prepare=_keep_connection_healthy,
+            on_loop=LoopAppender.for_default_database(),
+        )
         self._compacting: set[str] = set()
         self._background: set[asyncio.Task[Any]] = set()
         self._cursor: int | None = None
@@ -109,17 +117,16 @@ class DocStore:
 
         return await self.loop.run_in_executor(self._db, call)
 
-    async def persist(self, room: Room, update: bytes) -> int:
+    async def persist(self, room: Room, update: bytes, *, author: str = "") -> int:
         """Log an update durably before anyone else sees it; retries until the database takes it."""
         delay = 0.05
         while True:
             try:
-                row_id = await self.db(
-                    persistence.append_update,
+                row_id = await self.log.append(
                     room.doc_id,
                     update,
-                    is_content=room.kind == "content" and room.modified_is_due(),
-                    writer=self.writer,
+                    touch=room.kind == "content" and room.modified_is_due(),
+                    author=author,
                 )
             except Exception:
                 logger.exception("could not log an update of %s; retrying in %.2fs", room.doc_id, delay)
@@ -336,7 +343,8 @@ class DocStore:
             self._maintenance.cancel()
         for task in list(self._background):
             task.cancel()
-        # The database thread's connection would otherwise outlive the store (and block test teardown).
+        # The database threads' connections would otherwise outlive the store (and block test teardown).
+        await self.loop.run_in_executor(None, self.log.close)
         await self.db(connections.close_all)
         self._db.shutdown(wait=True)
 

@@ -34,7 +34,8 @@ async def reindex(store: DocStore, doc_id: str) -> None:
     if not source.is_markdown:
         return
     members = index.folder_entries(source.folder_id)
-    targets = frozenset(e.link_target for e in members if e.is_markdown)
+    # Embeds link notes to images, PDFs and canvases too: every file of the folder is a target.
+    targets = frozenset(e.link_target for e in members if e.type != "folder")
     graph = link_graph(store, targets, scope=("folder", source.folder_id))
     text = view_of(await text_cache(store).get(doc_id))
     linked: set[str] = set()

@@ -18,6 +18,10 @@ A link's target text (heading and alias already removed) is tried, case-insensit
 Several matches in the linking folder are reported as ambiguous as well: Obsidian would have
 written a longer link had the name been unique, so the author cannot know which one they get.
 
+The index may hold any file, not only notes: an embed (``![[diagram.png]]``, ``[[board.canvas]]``)
+names its file with the extension, and only '.md' is ever added to a link, so ``[[diagram]]`` never
+reaches ``diagram.png``, as in Obsidian.
+
 Matching compares NFC-normalized lower-case keys (JavaScript's ``toLowerCase``, as Obsidian),
 while stored paths stay byte-exact. Every lookup is a dict access; nothing scans the vault.
 """
@@ -35,7 +39,8 @@ _Key = TypeVar("_Key")
 
 @dataclass(frozen=True)
 class LinkTarget:
-    """A markdown document: its shared folder's name and its folder-relative path."""
+    """A file a link may reach (a note, or an embedded image, PDF, canvas...): its shared folder's name
+    and its folder-relative path."""
 
     folder: str
     path: str  # leading slash: "/Notes/Ideas.md"

@@ -22,14 +22,10 @@ from dataclasses import dataclass
 from lensrelay.docstore import persistence
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change, on_foreign
+from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.models import Document
-from lensrelay.search.index import (
-    IndexedDocument,
-    document_title,
-    search_index_documents,
-    search_indexed,
-    search_remove_documents,
-)
+from lensrelay.search.index import search_index_documents, search_indexed, search_remove_documents
+from lensrelay.search.rows import IndexedDocument, document_title
 from lensrelay.texts import text_cache, view_of
 
 logger = logging.getLogger(__name__)
@@ -49,7 +45,8 @@ class DocumentRow:
 def _markdown_rows(
     *, doc_ids: Collection[str] | None = None, folder_id: int | None = None
 ) -> list[DocumentRow]:
-    documents = Document.objects.filter(type="markdown")
+    # The trash is not searched (see lensrelay.trash): its notes leave the index and come back on restore.
+    documents = Document.objects.filter(type="markdown").exclude(path__startswith=TRASH + "/")
     if doc_ids is not None:
         documents = documents.filter(doc_id__in=list(doc_ids))
     if folder_id is not None:

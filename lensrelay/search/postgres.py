@@ -12,7 +12,8 @@ from typing import Any
 
 from django.db import connection
 
-from lensrelay.search.index import (
+from lensrelay.search.query import ParsedQuery, postgres_expression
+from lensrelay.search.rows import (
     HIGHLIGHT_START,
     HIGHLIGHT_STOP,
     SNIPPET_WORDS,
@@ -22,7 +23,6 @@ from lensrelay.search.index import (
     finish_snippet,
     indexed_rows,
 )
-from lensrelay.search.query import ParsedQuery, postgres_expression
 
 TABLE = "lensrelay_search"
 CONFIG = "simple"

@@ -13,7 +13,8 @@ from typing import Any
 
 from django.db import connection
 
-from lensrelay.search.index import (
+from lensrelay.search.query import ParsedQuery, fts5_expression
+from lensrelay.search.rows import (
     HIGHLIGHT_START,
     HIGHLIGHT_STOP,
     SNIPPET_WORDS,
@@ -23,7 +24,6 @@ from lensrelay.search.index import (
     finish_snippet,
     indexed_rows,
 )
-from lensrelay.search.query import ParsedQuery, fts5_expression
 
 DOCS = "lensrelay_search_doc"
 FTS = "lensrelay_search_fts"
@@ -128,6 +128,25 @@ def query(
         ORDER BY score, f.name, d.path
         LIMIT %s
     """
+    if folder_ids is None and not path_prefix:
+        # Unscoped: rank inside the index alone and join only the best. A word in every one of 100,000
+        # notes otherwise joins all 100,000 rows before sorting (4x slower). The inner page is wider than
+        # asked, so index rows without a document row (gone meanwhile) do not shorten the answer, and ties
+        # are put in folder and path order unless more than the whole inner page score exactly the same
+        # (then which of them make the page follows the index's order).
+        params = [TITLE_WEIGHT, META_WEIGHT, BODY_WEIGHT, expression, 4 * limit + 50, limit]
+        ranking = f"""
+            SELECT r.rowid, s.doc_id, d.path, f.name, s.title, r.score
+            FROM (
+                SELECT rowid, bm25({FTS}, %s, %s, %s) AS score FROM {FTS} WHERE {FTS} MATCH %s
+                ORDER BY score LIMIT %s
+            ) r
+            JOIN {DOCS} s ON s.id = r.rowid
+            JOIN lensrelay_document d ON d.doc_id = s.doc_id
+            JOIN lensrelay_folder f ON f.id = d.folder_id
+            ORDER BY r.score, f.name, d.path
+            LIMIT %s
+        """
     with connection.cursor() as cursor:
         cursor.execute(ranking, params)
         ranked = cursor.fetchall()

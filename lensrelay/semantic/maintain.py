@@ -19,7 +19,7 @@ from django.conf import settings
 
 from lensrelay.docstore.later import LaterBatch, Once
 from lensrelay.docstore.store import DocStore
-from lensrelay.search.index import document_title
+from lensrelay.search.rows import document_title
 from lensrelay.semantic.config import configured_model
 from lensrelay.semantic.embedder import embed_passages
 from lensrelay.semantic.matrix import vector_matrix

@@ -10,8 +10,9 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, QuerySet
 
+from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.models import Document, EmbeddedDocument, Passage
 from lensrelay.semantic.passages import Passage as TextPassage
 
@@ -43,8 +44,14 @@ class StoredPassage:
     vector: bytes
 
 
+def _notes() -> QuerySet[Document]:
+    # Notes in a folder's trash are not embedded (see lensrelay.trash): their passages go, and a restore
+    # embeds them again.
+    return Document.objects.filter(type="markdown").exclude(path__startswith=TRASH + "/")
+
+
 def note_rows(*, doc_ids: Collection[str] | None = None, folder_id: int | None = None) -> list[NoteRow]:
-    documents = Document.objects.filter(type="markdown")
+    documents = _notes()
     if doc_ids is not None:
         documents = documents.filter(doc_id__in=list(doc_ids))
     if folder_id is not None:
@@ -67,7 +74,7 @@ def passages_write(*, model: str, notes: Sequence[tuple[NoteRow, list[EmbeddedPa
     """Replace the passages of each note, all in one transaction."""
     with transaction.atomic():
         ids = [row.doc_id for row, _ in notes]
-        alive = set(Document.objects.filter(doc_id__in=ids, type="markdown").values_list("doc_id", flat=True))
+        alive = set(_notes().filter(doc_id__in=ids).values_list("doc_id", flat=True))
         EmbeddedDocument.objects.filter(doc_id__in=[i for i in ids if i not in alive]).delete()
         new_passages: list[Passage] = []
         for row, passages in notes:
@@ -132,9 +139,7 @@ def stale_notes(*, folder_id: int | None, model: str) -> tuple[list[str], list[s
     ]
     # Embedded here but no longer a note here: moved to another folder (embed it again) or gone.
     elsewhere = [doc_id for doc_id in stored if doc_id not in current]
-    moved = set(
-        Document.objects.filter(doc_id__in=elsewhere, type="markdown").values_list("doc_id", flat=True)
-    )
+    moved = set(_notes().filter(doc_id__in=elsewhere).values_list("doc_id", flat=True))
     return outdated + sorted(moved), [doc_id for doc_id in elsewhere if doc_id not in moved]
 
 

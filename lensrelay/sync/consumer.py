@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from asgiref.sync import sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from lensrelay.auth import Access, aaccess_for_user, aauthenticate_token
+from lensrelay.auth import Access, aaccess_for_user, authenticate_token
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store
 from lensrelay.folders import doc_scope, folder_settled
 from lensrelay.liveaccess import access_watch
 from lensrelay.sync import wire
 from lensrelay.sync.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
+from lensrelay.sync.direct import DIRECT_SEND, DirectSocket
 from lensrelay.sync.wire import MalformedFrame, Reader
 
 logger = logging.getLogger(__name__)
@@ -37,6 +42,11 @@ AWARENESS_NOTICE_SECONDS = 10.0
 UNKNOWN_DOC_GRACE_SECONDS = 2.0
 
 
+@sync_to_async
+def _token_access_and_scope(token: str, doc_id: str) -> tuple[Access | None, tuple[bool, int | None]]:
+    return authenticate_token(token), doc_scope(doc_id)
+
+
 class SyncConsumer(AsyncWebsocketConsumer):
     # No channel-layer subscription per socket: documents fan out through the store's one peer bus,
     # and a Redis outage must never close a WebSocket (Channels' receive loop would, with 1011).
@@ -51,6 +61,19 @@ class SyncConsumer(AsyncWebsocketConsumer):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.awareness_rate = AwarenessRate()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if get_channel_layer(self.channel_layer_alias) is not None:
+            await super().__call__(scope, receive, send)
+            return
+        # Channels' loop serves a socket and a channel layer together: a new task per message and an
+        # asyncio.wait around it. This consumer has no layer, so it awaits the socket's messages itself.
+        self.scope = scope
+        self.channel_layer = None
+        self.base_send = send
+        with contextlib.suppress(StopConsumer):
+            while True:
+                await self.dispatch(await receive())
 
     async def dispatch(self, message: dict[str, object]) -> None:
         # Channels' AsyncConsumer.dispatch runs close_old_connections() in the sync thread before every
@@ -67,13 +90,13 @@ class SyncConsumer(AsyncWebsocketConsumer):
         if kwargs.get("room_id", doc_id) != doc_id:
             await self.close(code=CLOSE_MALFORMED, reason="document ids in the URL differ")
             return
-        access = await self._authenticate()
+        access, scope = await self._authenticate(doc_id)
         if access is None:
             await self.close(code=CLOSE_UNAUTHORIZED, reason="missing, unknown, expired or revoked token")
             return
         # A document of a folder the token may not see is refused exactly like one that does not exist
         # (same code, same reason, same wait), so ids of other folders cannot be probed.
-        visible, folder_id = await self._visible(doc_id, access)
+        visible, folder_id = await self._visible(doc_id, access, first=scope)
         if not visible:
             await self.close(code=CLOSE_UNKNOWN_DOC, reason="unknown document")
             return
@@ -91,15 +114,18 @@ class SyncConsumer(AsyncWebsocketConsumer):
         if len(room.awareness):
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
 
-    async def _authenticate(self) -> Access | None:
+    async def _authenticate(self, doc_id: str) -> tuple[Access | None, tuple[bool, int | None] | None]:
+        """The connection's access, and for a token also the document's scope, looked up in the same
+        trip to a thread (each trip costs a few milliseconds of every first sync)."""
         query = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
         token = (query.get("token") or [None])[0]
         if token:
-            return await aauthenticate_token(token)
+            access, scope = await _token_access_and_scope(token, doc_id)
+            return access, scope
         # A browser sends the session cookie to any page's WebSocket: only our own pages may use it.
         if not self._same_origin():
-            return None
-        return await aaccess_for_user(self.scope.get("user"))
+            return None, None
+        return await aaccess_for_user(self.scope.get("user")), None
 
     def _same_origin(self) -> bool:
         headers = dict(self.scope.get("headers", []))
@@ -110,11 +136,15 @@ class SyncConsumer(AsyncWebsocketConsumer):
         domain, _ = split_domain_port(host)
         return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
-    async def _visible(self, doc_id: str, access: Access) -> tuple[bool, int | None]:
-        """Whether the token may open the document, and the document's folder."""
+    async def _visible(
+        self, doc_id: str, access: Access, *, first: tuple[bool, int | None] | None = None
+    ) -> tuple[bool, int | None]:
+        """Whether the token may open the document, and the document's folder (`first`: the scope
+        already looked up, if it was)."""
         deadline = asyncio.get_running_loop().time() + UNKNOWN_DOC_GRACE_SECONDS
         while True:
-            known, folder_id = await sync_to_async(doc_scope)(doc_id)
+            known, folder_id = first if first is not None else await sync_to_async(doc_scope)(doc_id)
+            first = None
             if known and access.sees_folder(folder_id):
                 return True, folder_id
             if asyncio.get_running_loop().time() >= deadline:
@@ -139,12 +169,19 @@ class SyncConsumer(AsyncWebsocketConsumer):
         await self._leave()
         await self.close(code=code, reason=reason)
 
+    @property
+    def author(self) -> str:
+        """The token's or user's name, which version history gives as the author of this socket's edits."""
+        return self.access.name if self.access is not None else ""
+
     def access_changed(self, access: Access) -> None:
         self.access = access
         self.read_only = not access.can_write_live
 
     async def send_frame(self, frame: bytes) -> None:
-        await self.send(bytes_data=frame)
+        direct: DirectSocket | None = self.scope.get("extensions", {}).get(DIRECT_SEND)
+        if direct is None or not direct.send(frame):
+            await self.send(bytes_data=frame)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.room is None:

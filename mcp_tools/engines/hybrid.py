@@ -12,8 +12,8 @@ from itertools import islice
 
 from django.conf import settings
 
-from lensrelay.search.index import Hit, document_title
 from lensrelay.search.query import ParsedQuery
+from lensrelay.search.rows import Hit, document_title
 from lensrelay.semantic.config import semantic_enabled
 from lensrelay.semantic.passages import PassageMatch
 from lensrelay.semantic.ranking import fuse, semantic_ranking

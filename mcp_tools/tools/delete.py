@@ -6,18 +6,28 @@ from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, writable_entry
 from suggestions.errors import SuggestionError
-from suggestions.proposing import suggestion_propose_move_or_delete
+from suggestions.moving import suggestion_propose_delete
 
 
 class DeleteArgs(ToolArgs):
     file_path: str = Field(description="Path of the document to delete")
+    force: bool = Field(
+        default=False,
+        description=(
+            "Suggest the delete even though other notes link to the document (by default such a delete "
+            "is refused with the list of linking notes; their links stop resolving until it is restored)"
+        ),
+    )
     comment: str | None = Field(default=None, description=COMMENT_DESCRIPTION)
 
 
 @tool(
     name="delete",
     title="Suggest deleting a document",
-    description="Suggests deleting a document; it is removed only if a reviewer accepts.",
+    description=(
+        "Suggests deleting a document; if a reviewer accepts, it moves to its folder's trash (restorable). "
+        "Refused while other notes link to it, listing them, unless force is set."
+    ),
     args=DeleteArgs,
     read_only=False,
     destructive=True,
@@ -27,8 +37,13 @@ async def delete(ctx: ToolContext, args: DeleteArgs) -> str:
     kb = await open_kb()
     entry = writable_entry(ctx, kb, args.file_path)
     try:
-        suggestion = await suggestion_propose_move_or_delete(
-            store=kb.store, entry=entry, proposer=proposer(ctx), new_path=None, comment=args.comment
+        suggestion = await suggestion_propose_delete(
+            store=kb.store,
+            access=ctx.access,
+            proposer=proposer(ctx),
+            entry=entry,
+            force=args.force,
+            comment=args.comment,
         )
     except SuggestionError as exc:
         raise ToolError(str(exc)) from exc

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from mcp_tools.filetools import file_change_reply
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, describe, proposer, require_read, writable_entry
 from suggestions.errors import SuggestionError
+from suggestions.filetext import suggestion_propose_file_change
 from suggestions.proposing import EditSpec, suggestion_propose_edits
 
 
@@ -25,7 +27,9 @@ class EditArgs(ToolArgs):
     description=(
         "Performs an exact string replacement in a document, as a suggestion: the change is written into "
         "the live document as CriticMarkup ({--old--}{++new++}) for a human to accept or reject. You must "
-        "read the document first. old_string must be unique unless replace_all is true."
+        "read the document first. old_string must be unique unless replace_all is true. In a text file "
+        "that is not markdown (JSON, canvas, HTML) no markup is written: the new version is one "
+        "suggestion, applied when accepted; JSON must stay valid. Binary files cannot be edited."
     ),
     args=EditArgs,
     read_only=False,
@@ -35,12 +39,26 @@ async def edit(ctx: ToolContext, args: EditArgs) -> str:
     kb = await open_kb()
     entry = writable_entry(ctx, kb, args.file_path)
     await require_read(ctx, entry, args.file_path)
+    spec = EditSpec(args.old_string, args.new_string, args.replace_all)
+    if not entry.is_markdown:
+        try:
+            changed = await suggestion_propose_file_change(
+                store=kb.store,
+                entry=entry,
+                proposer=proposer(ctx),
+                tool="edit",
+                specs=[spec],
+                comment=args.comment,
+            )
+        except SuggestionError as exc:
+            raise ToolError(str(exc)) from exc
+        return file_change_reply(entry, changed)
     try:
         outcome = await suggestion_propose_edits(
             store=kb.store,
             entry=entry,
             proposer=proposer(ctx),
-            specs=[EditSpec(args.old_string, args.new_string, args.replace_all)],
+            specs=[spec],
             tool="edit",
             comment=args.comment,
         )

@@ -19,7 +19,8 @@ def _section(title: str, lines: list[str]) -> str:
     title="Links of a document",
     description=(
         "Get backlinks and forward links for a document: the documents that link TO it (backlinks) and "
-        "the documents it links TO (forward links), plus its unresolved and ambiguous wikilinks."
+        "the documents it links TO (forward links), plus its unresolved and ambiguous wikilinks. Embeds "
+        "(![[diagram.png]]) count as links, so an image, PDF or canvas shows the notes embedding it."
     ),
     args=GetLinksArgs,
 )
@@ -27,16 +28,17 @@ async def get_links(ctx: ToolContext, args: GetLinksArgs) -> str:
     kb = await open_kb()
     entry = kb.resolve(ctx, args.file_path)
     graph = kb.link_graph(ctx)
-    visible = kb.visible(ctx)
-    texts = await kb.view_texts(visible)
-    by_target = {target_of(e): e for e in visible}
-    sources = {target_of(e): texts[e.doc_id] for e in visible}
+    # Every file may be linked to (embeds of images, PDFs, canvases); only notes hold links.
+    by_target = {target_of(e): e for e in kb.visible(ctx, files=True)}
+    notes = kb.visible(ctx)
+    texts = await kb.view_texts(notes)
+    sources = {target_of(e): texts[e.doc_id] for e in notes}
     me = target_of(entry)
 
     forward: list[str] = []
     unresolved: list[str] = []
     ambiguous: list[str] = []
-    for resolved in graph.links(me, sources[me]):
+    for resolved in graph.links(me, sources.get(me, "")):
         resolution, link = resolved.resolution, resolved.link
         target = resolution.target
         # A link into a folder the caller cannot see is reported like an unresolved one.

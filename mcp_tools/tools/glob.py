@@ -27,15 +27,15 @@ def _mtimes(doc_ids: list[str]) -> dict[str, float]:
     name="glob",
     title="Find documents by pattern",
     description=(
-        "Fast document pattern matching. Supports glob patterns like '**/*.md' or 'Lens/Notes/*.md', "
-        "braces and character classes. Returns matching document paths sorted by modification time, "
-        "newest first."
+        "Fast file pattern matching. Supports glob patterns like '**/*.md', 'Lens/Notes/*.md' or "
+        "'**/*.{png,json,canvas}', braces and character classes. Lists every file: notes, images, PDFs, "
+        "canvases, JSON, HTML. Returns matching paths sorted by modification time, newest first."
     ),
     args=GlobArgs,
 )
 async def glob(ctx: ToolContext, args: GlobArgs) -> str:
     kb = await open_kb()
-    entries = kb.visible(ctx, scope=args.path)
+    entries = kb.visible(ctx, scope=args.path, files=True)  # every file, not only notes
     try:
         matches = compile_glob(args.pattern, scope=args.path)
     except ValueError as exc:

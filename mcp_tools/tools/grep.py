@@ -8,6 +8,7 @@ from pydantic import Field
 from lensrelay.paths import DocEntry
 from mcp_tools.engines.globbing import grep_glob_filter
 from mcp_tools.engines.grep import GrepError, GrepOptions, GrepTimeout, grep_result
+from mcp_tools.filetools import admitted_by_type, file_docs, grep_type_filter
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 
@@ -20,7 +21,11 @@ class GrepArgs(ToolArgs):
         default=None, description="Folder, sub-folder or document to search in. Defaults to all folders."
     )
     glob: str | None = Field(
-        default=None, description="Glob pattern to filter documents (e.g. '**/Notes/*.md')"
+        default=None, description="Glob pattern to filter files (e.g. '**/Notes/*.md', '**/*.json')"
+    )
+    type: str | None = Field(
+        default=None,
+        description="File type to search, as ripgrep's --type: md, json, canvas, html, txt, csv, yaml, ...",
     )
     output_mode: Literal["content", "files_with_matches", "count"] = Field(
         default="files_with_matches",
@@ -50,7 +55,8 @@ class GrepArgs(ToolArgs):
     title="Search document contents",
     description=(
         "A powerful search tool over the knowledge base, like ripgrep. Supports full regex syntax "
-        '(e.g. "log.*Error"). Filter documents with path or glob. Output modes: "content" shows '
+        '(e.g. "log.*Error"). Searches notes and text files (JSON, canvas, HTML, ...); binaries are '
+        'skipped. Filter with path, glob or type. Output modes: "content" shows '
         'matching lines as path:line:text, "files_with_matches" shows only paths (default), "count" '
         "shows match counts. Patterns that run too long are stopped with an error."
     ),
@@ -59,6 +65,9 @@ class GrepArgs(ToolArgs):
 async def grep(ctx: ToolContext, args: GrepArgs) -> str:
     kb = await open_kb()
     entries = _scoped(ctx, kb, args.path)
+    if args.type:
+        extensions = grep_type_filter(args.type)
+        entries = [e for e in entries if admitted_by_type(e, extensions)]
     if args.glob:
         try:
             keep = grep_glob_filter(args.glob, scope=args.path)
@@ -78,7 +87,10 @@ async def grep(ctx: ToolContext, args: GrepArgs) -> str:
         offset=args.offset,
         timeout=GREP_TIMEOUT_SECONDS,
     )
-    docs = await kb.view_docs(entries, same_as=("grep", ctx.access.folder_ids, args.path, args.glob))
+    notes = [e for e in entries if e.is_markdown]
+    docs = await kb.view_docs(notes, same_as=("grep", ctx.access.folder_ids, args.path, args.glob, args.type))
+    if len(notes) < len(entries):  # text files too (JSON, canvas, HTML, ...), in path order as ripgrep
+        docs = sorted([*docs, *await file_docs(kb, [e for e in entries if not e.is_markdown])])
     try:
         # Off the event loop: a long search must not stall live document sync.
         result = await asyncio.to_thread(grep_result, docs, options)
@@ -95,4 +107,4 @@ def _scoped(ctx: ToolContext, kb: KnowledgeBase, path: str | None) -> list[DocEn
         single = kb.index.resolve(ctx.access, path)
         if single is not None and not path.endswith("/"):
             return [single]
-    return kb.visible(ctx, scope=path)
+    return kb.visible(ctx, scope=path, files=True)

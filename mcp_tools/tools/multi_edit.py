@@ -8,7 +8,8 @@ from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read, writable_entry
 from suggestions.errors import SuggestionError
-from suggestions.proposing import EditSpec, suggestion_propose_edits
+from suggestions.filetext import FileOutcome, suggestion_propose_file_change
+from suggestions.proposing import EditSpec, Outcome, suggestion_propose_edits
 
 
 class OneEdit(ToolArgs):
@@ -50,8 +51,11 @@ async def multi_edit(ctx: ToolContext, args: MultiEditArgs) -> str:
     entry = writable_entry(ctx, kb, args.file_path)
     await require_read(ctx, entry, args.file_path)
     specs = [EditSpec(e.old_string, e.new_string, e.replace_all) for e in args.edits]
+    outcome: Outcome | FileOutcome
     try:
-        outcome = await suggestion_propose_edits(
+        # A text file that is not markdown: one whole-file replacement suggestion, no markup.
+        propose = suggestion_propose_edits if entry.is_markdown else suggestion_propose_file_change
+        outcome = await propose(
             store=kb.store,
             entry=entry,
             proposer=proposer(ctx),
@@ -91,9 +95,12 @@ async def multi_edit(ctx: ToolContext, args: MultiEditArgs) -> str:
         assert outcome.suggestion is not None
         result["suggestion"] = outcome.suggestion.uid
         result["status"] = "pending review"
-        result["hunks"] = len(outcome.hunks)
-        result["characters_marked_for_deletion"] = outcome.marked_for_deletion
-        result["characters_inserted"] = outcome.inserted
+        if isinstance(outcome, FileOutcome):
+            result["kind"] = "replace file (applied when accepted; no markup in the file)"
+        else:
+            result["hunks"] = len(outcome.hunks)
+            result["characters_marked_for_deletion"] = outcome.marked_for_deletion
+            result["characters_inserted"] = outcome.inserted
         if outcome.superseded:
             result["superseded"] = outcome.superseded
     if args.include_content:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from mcp_tools.engines.catn import format_read
+from mcp_tools.filetools import read_file
 from mcp_tools.kb import accepted_text, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from suggestions.selectors import pending_in_text, pending_rows
@@ -28,13 +29,17 @@ class ReadArgs(ToolArgs):
     description=(
         "Reads a document from the knowledge base. Returns its content with line numbers (cat -n format), "
         "up to 2000 lines by default; use offset and limit for long documents. Shows the text as if "
-        "pending suggestions were accepted. A document must be read before it can be edited."
+        "pending suggestions were accepted. A document must be read before it can be edited. Text "
+        "files (JSON, canvas, HTML, CSV, ...) are shown the same way; a binary file (image, PDF, ...) "
+        "is described instead: its type, size, hash and the notes that link to or embed it."
     ),
     args=ReadArgs,
 )
 async def read(ctx: ToolContext, args: ReadArgs) -> str:
     kb = await open_kb()
     entry = kb.resolve(ctx, args.file_path)
+    if not entry.is_markdown:
+        return await read_file(ctx, kb, entry, offset=args.offset, limit=args.limit)
     raw = await kb.raw_text(entry)
     try:
         view = accepted_text(raw)

@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import Field
 
 from lensrelay.frontmatter import split_frontmatter
-from lensrelay.search.index import document_title
+from lensrelay.search.rows import document_title
 from lensrelay.semantic.config import semantic_enabled
 from lensrelay.semantic.ranking import semantic_ranking
 from mcp_tools.engines.passages import passage_excerpt, passage_location

@@ -2,11 +2,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from lensrelay.files import file_kind
+from lensrelay.files.kinds import extension
 from lensrelay.vaultpath import InvalidPath, split_user_path, with_md_suffix
+from mcp_tools.filetools import file_change_reply
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.writing import COMMENT_DESCRIPTION, describe, proposer, require_read
+from mcp_tools.writing import COMMENT_DESCRIPTION, describe, proposer, refuse_binary, require_read
 from suggestions.errors import SuggestionError
+from suggestions.filetext import suggestion_propose_file_change
 from suggestions.proposing import suggestion_propose_create, suggestion_propose_edits
 
 
@@ -36,6 +40,18 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
     kb = await open_kb()
     entry = kb.index.resolve(ctx.access, args.file_path)
     try:
+        if entry is not None and not entry.is_markdown:
+            refuse_binary(entry)
+            await require_read(ctx, entry, args.file_path)
+            changed = await suggestion_propose_file_change(
+                store=kb.store,
+                entry=entry,
+                proposer=proposer(ctx),
+                tool="write",
+                replacement=args.content,
+                comment=args.comment,
+            )
+            return file_change_reply(entry, changed)
         if entry is not None:
             await require_read(ctx, entry, args.file_path)
             outcome = await suggestion_propose_edits(
@@ -76,6 +92,12 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
 
 
 def _new_location(ctx: ToolContext, kb: KnowledgeBase, file_path: str) -> tuple[int, str]:
+    if extension(file_path) and file_kind(file_path) != "markdown":
+        # "x.json" must not quietly become a note "x.json.md".
+        raise ToolError(
+            f"Error: {file_path} does not exist, and write creates only markdown notes. An existing "
+            "text file (JSON, canvas, HTML) can be rewritten: read it first."
+        )
     try:
         folder_name, relative = split_user_path(with_md_suffix(file_path))
     except InvalidPath as exc:

@@ -11,13 +11,16 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from mcp_types import SERVER_INFO_META_KEY
 from mcp_types import methods as wire
 from pydantic import ValidationError
 
 from lensrelay.unicode_text import find_unencodable
 from mcp_tools import prompts, resources, sessions
+from mcp_tools.notifications.subscriptions import subscription_add, subscription_remove
 from mcp_tools.registry import Tool, ToolError
+from mcp_tools.resources_documents import DOCUMENTS
 from mcp_tools.transport import catalog
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.jsonrpc import (
@@ -50,10 +53,11 @@ CACHE_TTL_MS = {
 
 
 def server_capabilities(*, stateless: bool) -> dict[str, Any]:
-    resources_capability: dict[str, Any] = {"listChanged": False}
-    if not stateless and catalog.fixtures_enabled():
-        # Subscriptions are bookkept per session; only the conformance fixtures ask for them so far.
-        resources_capability["subscribe"] = True
+    # Handshake-era sessions hear of changes on their GET stream (mcp_tools.notifications); the stateless
+    # era has no session to send them to.
+    resources_capability: dict[str, Any] = (
+        {"listChanged": False} if stateless else {"subscribe": True, "listChanged": True}
+    )
     capabilities: dict[str, Any] = {
         "tools": {"listChanged": False},
         "resources": resources_capability,
@@ -145,13 +149,21 @@ async def list_resource_templates(scope: CallScope, params: dict[str, Any]) -> d
 
 async def subscribe(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
     assert scope.session is not None
-    await sessions.asession_set_subscribed(session_id=scope.session.id, uri=params["uri"], subscribed=True)
+    uri = params["uri"]
+    ctx = scope.tool_context()
+    doc_id = await DOCUMENTS.doc_id_of(ctx, uri)
+    if doc_id is None:
+        try:  # another provider's resource: subscribable if this caller may read it
+            await resources.read_resource(ctx, uri)
+        except resources.ResourceNotFound as exc:
+            raise RpcError(RESOURCE_NOT_FOUND, str(exc), {"uri": uri}) from exc
+    await sync_to_async(subscription_add)(session_id=scope.session.id, uri=uri, doc_id=doc_id or "")
     return {}
 
 
 async def unsubscribe(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
     assert scope.session is not None
-    await sessions.asession_set_subscribed(session_id=scope.session.id, uri=params["uri"], subscribed=False)
+    await sync_to_async(subscription_remove)(session_id=scope.session.id, uri=params["uri"])
     return {}
 
 

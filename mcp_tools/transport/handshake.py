@@ -56,7 +56,7 @@ async def post(request: HttpRequest, *, access: Access, accepts: Accepts, body: 
         return await _initialize(access=access, accepts=accepts, request=message)
     if isinstance(message, Invalid):
         return _fault(RpcError(INVALID_REQUEST, message.reason), request_id=message.id)
-    session = await _session(request, access=access, message=message)
+    session = await request_session(request, access=access, message=message)
     if not isinstance(session, McpSession):
         return session
     if isinstance(message, Request):
@@ -66,7 +66,7 @@ async def post(request: HttpRequest, *, access: Access, accepts: Accepts, body: 
 
 
 async def delete(request: HttpRequest, *, access: Access) -> HttpResponseBase:
-    session = await _session(request, access=access, message=None)
+    session = await request_session(request, access=access, message=None)
     if not isinstance(session, McpSession):
         return session
     await sessions.asession_end(session_id=session.id)
@@ -80,7 +80,7 @@ def _fault(error: RpcError, *, status: int = 400, request_id: RequestId | None =
     return json_response(error_response(request_id, error), status=status)
 
 
-async def _session(
+async def request_session(
     request: HttpRequest, *, access: Access, message: Message | None
 ) -> McpSession | HttpResponseBase:
     request_id = message.id if isinstance(message, Request) else None
@@ -206,7 +206,7 @@ async def _batch(
 ) -> HttpResponseBase:
     if not items:
         return _fault(RpcError(INVALID_REQUEST, "An empty batch is not a valid JSON-RPC request."))
-    session = await _session(request, access=access, message=None)
+    session = await request_session(request, access=access, message=None)
     if not isinstance(session, McpSession):
         return session
     if session.protocol_version not in BATCH_VERSIONS:

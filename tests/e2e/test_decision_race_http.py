@@ -231,13 +231,14 @@ async def race_and_check(
         if kind == "edit":
             assert (row["path"], row["text"]) == (p.path, EDITED if accepted else ORIGINAL)
         elif kind == "create":
-            assert row["path"] == (p.path if accepted else None)
+            # A rejected create goes to the trash, like every removal.
+            assert row["path"] == (p.path if accepted else "/_trash" + p.path)
             if accepted:
                 assert row["text"] == CREATED
         elif kind == "move":
             assert row["path"] == ("/Moved" + p.path if accepted else p.path)
         else:
-            assert row["path"] == (None if accepted else p.path)
+            assert row["path"] == ("/_trash" + p.path if accepted else p.path)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -200,7 +200,10 @@ async def test_every_tool_answers_through_the_sdk(relay: Relay, token: str, mode
         text = await call.ok("move", {"file_path": targets.move_from, "new_path": targets.move_to})
         assert text.startswith(f"Suggested moving {targets.move_from} -> {targets.move_to}")
 
-        text = await call.ok("delete", {"file_path": targets.deleted, "comment": "superseded"})
+        # Notes link to it: refused, naming them, until forced.
+        refused = await call.client.call_tool("delete", {"file_path": targets.deleted})
+        assert refused.is_error and "still link to it" in str(refused.content), refused
+        text = await call.ok("delete", {"file_path": targets.deleted, "comment": "superseded", "force": True})
         assert text.startswith(f"Suggested deleting {targets.deleted}")
 
         text = await call.ok("list_suggestions", {"status": "pending"})

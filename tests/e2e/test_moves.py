@@ -81,6 +81,12 @@ async def propose(vaults: Vaults, arguments: dict[str, str]) -> str:
 
 async def accept_in_the_admin(relay: Relay, uid: str) -> str:
     """Sign in to the admin and press Accept, over plain HTTP; returns the admin's message."""
+    return await decide_in_the_admin(relay, uid, decision="accept")
+
+
+async def decide_in_the_admin(relay: Relay, uid: str, *, decision: str, page_shows: str = "") -> str:
+    """Sign in to the admin and press Accept or Reject (``decision``) on the suggestion's change page,
+    which must show ``page_shows``; returns the admin's message."""
     out = relay.manage("shell", "-c", _PK_SCRIPT.format(uid=uid, marker=_MARKER))
     pk = next(line for line in out.splitlines() if line.startswith(_MARKER))[len(_MARKER) :]
     async with httpx.AsyncClient(base_url=relay.http_url, timeout=30, follow_redirects=True) as http:
@@ -94,10 +100,10 @@ async def accept_in_the_admin(relay: Relay, uid: str) -> str:
         assert signed_in.url.path == "/admin/", signed_in.text
         page = await http.get(f"/admin/suggestions/suggestion/{pk}/change/")
         csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
-        assert csrf and "suggestion-accept" in page.text, page.text
+        assert csrf and "suggestion-accept" in page.text and page_shows in page.text, page.text
         decided = await http.post(
             f"/admin/suggestions/suggestion/{pk}/decide/",
-            data={"decision": "accept", "csrfmiddlewaretoken": csrf.group(1)},
+            data={"decision": decision, "csrfmiddlewaretoken": csrf.group(1)},
         )
     message = re.search(r'<li class="success">(.*?)</li>', decided.text, re.S)
     assert message, (

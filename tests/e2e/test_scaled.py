@@ -340,6 +340,7 @@ async def test_an_admin_delete_disappears_from_every_worker(plain: Cluster, ycli
         assert response.status_code == 302
         for watcher in watchers:
             await watcher.wait_map("filemeta_v0", "/Doomed.md", present=False, timeout=5)
+            await watcher.wait_map("filemeta_v0", "/_trash/Doomed.md", timeout=5)  # into the trash
         for client in (on_a, on_b):
 
             async def gone(client: Client = client) -> bool:

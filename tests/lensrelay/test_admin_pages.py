@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.test import AsyncClient
 from django.utils import timezone
@@ -23,23 +22,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 ADD_TOKEN = "/admin/lensrelay/apitoken/add/"
 
 
-@pytest.fixture
-async def staff(transactional_db: None) -> AsyncClient:
-    user = await sync_to_async(User.objects.create_superuser)("root", "root@example.org", "pw")
-    client = AsyncClient()
-    await client.aforce_login(user)
-    return client
-
-
 async def test_a_token_limited_to_a_folder_is_created_and_shown_once(
-    staff: AsyncClient, make_folder: Any
+    staff_client: AsyncClient, make_folder: Any
 ) -> None:
     lens = await sync_to_async(make_folder)("Lens")
     await sync_to_async(make_folder)("Other")
-    form = (await staff.get(ADD_TOKEN)).content.decode()
+    form = (await staff_client.get(ADD_TOKEN)).content.decode()
     assert "Folders (none selected: all folders)" in form
 
-    response = await staff.post(ADD_TOKEN, {"name": "claude", "role": "suggest", "folders": [lens.pk]})
+    response = await staff_client.post(ADD_TOKEN, {"name": "claude", "role": "suggest", "folders": [lens.pk]})
     assert response.status_code == 200, response.content[:500]
     page = response.content.decode()
     token = await ApiToken.objects.aget(name="claude")
@@ -53,14 +44,14 @@ async def test_a_token_limited_to_a_folder_is_created_and_shown_once(
     assert access is not None and access.folder_ids == frozenset({lens.pk}) and access.role == "suggest"
 
     # shown once: the token's page never shows it again, nor does any message
-    again = (await staff.get(f"/admin/lensrelay/apitoken/{token.pk}/change/")).content.decode()
+    again = (await staff_client.get(f"/admin/lensrelay/apitoken/{token.pk}/change/")).content.decode()
     assert raw not in again
-    listing = (await staff.get("/admin/lensrelay/apitoken/")).content.decode()
+    listing = (await staff_client.get("/admin/lensrelay/apitoken/")).content.decode()
     assert raw not in listing and "Lens" in listing
 
 
 async def test_an_existing_token_saves_its_changes_even_once_expired(
-    staff: AsyncClient, make_folder: Any
+    staff_client: AsyncClient, make_folder: Any
 ) -> None:
     lens = await sync_to_async(make_folder)("Lens")
     token, _ = await sync_to_async(token_create)(name="old", role="view")
@@ -68,7 +59,7 @@ async def test_an_existing_token_saves_its_changes_even_once_expired(
     expired = await ApiToken.objects.aget(pk=token.pk)
     assert expired.expires_at is not None
     local = timezone.localtime(expired.expires_at)
-    response = await staff.post(
+    response = await staff_client.post(
         f"/admin/lensrelay/apitoken/{token.pk}/change/",
         {
             "name": "renamed",
@@ -84,31 +75,31 @@ async def test_an_existing_token_saves_its_changes_even_once_expired(
     assert [f.pk async for f in saved.folders.all()] == [lens.pk]
 
 
-async def test_a_token_for_all_folders_says_so(staff: AsyncClient, transactional_db: None) -> None:
-    response = await staff.post(ADD_TOKEN, {"name": "everything", "role": "view"})
+async def test_a_token_for_all_folders_says_so(staff_client: AsyncClient, transactional_db: None) -> None:
+    response = await staff_client.post(ADD_TOKEN, {"name": "everything", "role": "view"})
     assert 'id="token-scope">all folders<' in response.content.decode()
-    listing = (await staff.get("/admin/lensrelay/apitoken/")).content.decode()
+    listing = (await staff_client.get("/admin/lensrelay/apitoken/")).content.decode()
     assert "all folders" in listing
 
 
 async def test_bad_token_and_folder_input_is_a_form_error_and_changes_nothing(
-    staff: AsyncClient, make_folder: Any
+    staff_client: AsyncClient, make_folder: Any
 ) -> None:
     await sync_to_async(make_folder)("Lens")
-    past = await staff.post(
+    past = await staff_client.post(
         ADD_TOKEN, {"name": "old", "role": "view", "expires_at_0": "2001-01-01", "expires_at_1": "00:00"}
     )
     assert past.status_code == 200 and "The expiry must be in the future." in past.content.decode()
-    unknown = await staff.post(ADD_TOKEN, {"name": "x", "role": "root"})
+    unknown = await staff_client.post(ADD_TOKEN, {"name": "x", "role": "root"})
     assert unknown.status_code == 200 and "errorlist" in unknown.content.decode()
     assert await ApiToken.objects.acount() == 0
 
-    slash = await staff.post("/admin/lensrelay/folder/add/", {"name": "a/b"})
+    slash = await staff_client.post("/admin/lensrelay/folder/add/", {"name": "a/b"})
     assert slash.status_code == 200 and "contains &#x27;/&#x27;" in slash.content.decode()
-    duplicate = await staff.post("/admin/lensrelay/folder/add/", {"name": "Lens"})
+    duplicate = await staff_client.post("/admin/lensrelay/folder/add/", {"name": "Lens"})
     assert duplicate.status_code == 200 and "errorlist" in duplicate.content.decode()
     assert await Folder.objects.acount() == 1
-    created = await staff.post("/admin/lensrelay/folder/add/", {"name": "Notes"})
+    created = await staff_client.post("/admin/lensrelay/folder/add/", {"name": "Notes"})
     assert created.status_code == 302 and await Folder.objects.filter(name="Notes").aexists()
 
 

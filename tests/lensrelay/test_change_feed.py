@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth.models import User
 from django.test import AsyncClient
 
 from lensrelay.auth import Access
@@ -78,36 +77,32 @@ async def test_a_folder_created_elsewhere_then_filled_is_followed(store: Any) ->
     await follow(store, index, lambda: index.resolve(EVERYONE, "Later/A.md") is not None)
 
 
-@pytest.fixture
-async def admin_client(transactional_db: None) -> AsyncClient:
-    user = await sync_to_async(User.objects.create_superuser)("ada", "ada@example.org", "pw")
-    client = AsyncClient()
-    await client.aforce_login(user)
-    return client
-
-
 async def test_an_admin_delete_goes_through_the_folder_document(
-    store: Any, admin_client: AsyncClient
+    store: Any, staff_client: AsyncClient
 ) -> None:
     folder = await sync_to_async(folder_create)(name="Lens")
     doomed = await document_create(store=store, folder=folder, path="/Doomed.md", text="bye")
     await document_create(store=store, folder=folder, path="/Kept.md", text="stay")
     index = path_index(store)
     await index.ensure()
-    response = await admin_client.post(f"/admin/lensrelay/document/{doomed.pk}/delete/", {"post": "yes"})
+    response = await staff_client.post(f"/admin/lensrelay/document/{doomed.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
     folder_room = await store.get(folder.doc_id)
     assert "/Doomed.md" not in folderdoc.entries(folder_room.doc)
     assert "/Kept.md" in folderdoc.entries(folder_room.doc)
-    assert not await Document.objects.filter(doc_id=doomed.doc_id).aexists()
+    # Into the trash: its row follows its entry there, and it is nowhere to be found.
+    assert "/_trash/Doomed.md" in folderdoc.entries(folder_room.doc)
+    assert (await Document.objects.aget(doc_id=doomed.doc_id)).path == "/_trash/Doomed.md"
     assert index.resolve(EVERYONE, "Lens/Doomed.md") is None
+    assert index.by_doc_id(doomed.doc_id) is None
     # The next folder change must not bring it back (it once did: only the row had been deleted).
     await document_create(store=store, folder=folder, path="/New.md", text="new")
-    assert not await Document.objects.filter(doc_id=doomed.doc_id).aexists()
+    assert not await Document.objects.filter(folder=folder, path="/Doomed.md").aexists()
+    assert index.resolve(EVERYONE, "Lens/Doomed.md") is None
     assert index.resolve(EVERYONE, "Lens/Kept.md") is not None
 
 
-async def test_an_admin_bulk_delete_reaches_another_process(store: Any, admin_client: AsyncClient) -> None:
+async def test_an_admin_bulk_delete_reaches_another_process(store: Any, staff_client: AsyncClient) -> None:
     folder = await sync_to_async(folder_create)(name="Lens")
     docs = [
         await document_create(store=store, folder=folder, path=f"/N{n}.md", text=str(n)) for n in range(3)
@@ -116,7 +111,7 @@ async def test_an_admin_bulk_delete_reaches_another_process(store: Any, admin_cl
     await index.ensure()
     seen_elsewhere = await in_another_process(_resolves_all)
     assert seen_elsewhere == {"Lens/N0.md", "Lens/N1.md", "Lens/N2.md"}
-    response = await admin_client.post(
+    response = await staff_client.post(
         "/admin/lensrelay/document/",
         {"action": "delete_selected", "_selected_action": [docs[0].pk, docs[1].pk], "post": "yes"},
     )
@@ -131,14 +126,14 @@ async def _resolves_all(other: DocStore) -> set[str]:
     return {e.user_path for e in index.visible(EVERYONE)}
 
 
-async def test_an_admin_folder_delete_reaches_another_process(store: Any, admin_client: AsyncClient) -> None:
+async def test_an_admin_folder_delete_reaches_another_process(store: Any, staff_client: AsyncClient) -> None:
     folder = await sync_to_async(folder_create)(name="Gone")
     await document_create(store=store, folder=folder, path="/X.md", text="x")
     index = path_index(store)
     await index.ensure()
     assert index.resolve(EVERYONE, "Gone/X.md") is not None
     # Deleting a folder touches no live document: the store hears of it through the log alone.
-    response = await admin_client.post(f"/admin/lensrelay/folder/{folder.pk}/delete/", {"post": "yes"})
+    response = await staff_client.post(f"/admin/lensrelay/folder/{folder.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
     assert not await Folder.objects.filter(pk=folder.pk).aexists()
     await follow(store, index, lambda: index.resolve(EVERYONE, "Gone/X.md") is None)

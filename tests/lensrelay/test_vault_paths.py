@@ -47,7 +47,7 @@ async def test_import_skips_names_that_break_the_rules_and_exports_cleanly(
     assert await sync_to_async(paths)("Lens") == ["/Caf\u00e9.md", "/Index.md", "/Notes", "/Notes/Idea.md"]
     skipped = "\n".join(report.skipped)
     assert "only by letter case" in skipped
-    assert "U+202E" in skipped and "U+FEFF" in skipped and "not markdown" in skipped
+    assert "U+202E" in skipped and "U+FEFF" in skipped and "/...md (hidden)" in skipped
     assert "another file has this name once NFC-normalised" in skipped
     assert report.created == 3
 

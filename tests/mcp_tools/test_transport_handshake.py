@@ -77,7 +77,8 @@ async def test_initialize_declares_the_server_and_its_capabilities(mcp: Mcp, set
     assert result["instructions"]
     capabilities = result["capabilities"]
     assert set(capabilities) >= {"tools", "resources", "logging"}
-    assert "subscribe" not in capabilities["resources"]
+    # Sessions hear of changes on their GET stream (mcp_tools.notifications).
+    assert capabilities["resources"] == {"subscribe": True, "listChanged": True}
     settings.LENSRELAY_MCP_CONFORMANCE_FIXTURES = True
     capabilities = (await mcp.post(initialize_body(HANDSHAKE))).result["capabilities"]
     assert capabilities["resources"]["subscribe"] is True

@@ -215,16 +215,19 @@ async def test_an_unsupported_protocol_version_header_is_400_with_the_supported_
         assert reply.error["data"]["requested"] == version
 
 
-async def test_get_is_405_and_names_the_allowed_methods(mcp: Mcp) -> None:
+async def test_get_opens_the_notification_stream_of_a_session(mcp: Mcp, settings: Any) -> None:
+    settings.LENSRELAY_MCP_STREAM_MAX_SECONDS = 0.3  # the stream ends by itself, so the body can be read
     session = await mcp.initialize()
     response = await mcp.http.get(
         "/mcp", headers=mcp.headers({"Mcp-Session-Id": session}, accept="text/event-stream")
     )
-    assert response.status_code == 405
-    assert response.headers["Allow"] == "POST, DELETE"
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.text.startswith("id: 0\nretry: 1000\n")
 
 
 @pytest.mark.parametrize("method", ["PUT", "PATCH"])
 async def test_other_http_methods_are_405(mcp: Mcp, method: str) -> None:
     response = await mcp.http.request(method, "/mcp", headers=mcp.headers())
     assert response.status_code == 405
+    assert response.headers["Allow"] == "GET, POST, DELETE"

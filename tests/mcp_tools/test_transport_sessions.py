@@ -64,19 +64,13 @@ async def test_get_marks_the_session_as_seen_but_not_on_every_call() -> None:
     assert (await McpSession.objects.aget(id=session.id)).last_seen_at == seen
 
 
-async def test_log_level_and_subscriptions() -> None:
+async def test_log_level() -> None:
     session = await create()
     await sessions.asession_set_log_level(session_id=session.id, level="error")
     assert (await McpSession.objects.aget(id=session.id)).log_level == "error"
     with pytest.raises(ValueError):
         await sessions.asession_set_log_level(session_id=session.id, level="shouty")
-    assert await sessions.asession_set_subscribed(session_id=session.id, uri="a://1", subscribed=True) == [
-        "a://1"
-    ]
-    assert await sessions.asession_set_subscribed(session_id=session.id, uri="a://1", subscribed=True) == [
-        "a://1"
-    ]
-    assert await sessions.asession_set_subscribed(session_id=session.id, uri="a://1", subscribed=False) == []
+    assert (await McpSession.objects.aget(id=session.id)).log_level == "error"
 
 
 def test_stateless_session_key() -> None:

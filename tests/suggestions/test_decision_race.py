@@ -127,11 +127,12 @@ def check_pair(kind: str, race: Race, decisions: dict[str, Decision], accepted_b
     if kind == "edit":
         assert (path, text) == (race.path, EDITED if won_accept else ORIGINAL)
     elif kind == "create":
-        assert (path, text) == ((race.path, CREATED) if won_accept else (None, text))
+        # A rejected create goes to the trash (every removal does), its content kept.
+        assert (path, text) == ((race.path, CREATED) if won_accept else ("/_trash" + race.path, text))
     elif kind == "move":
         assert path == ("/Moved" + race.path if won_accept else race.path)
     else:
-        assert path == (None if won_accept else race.path)
+        assert path == ("/_trash" + race.path if won_accept else race.path)
 
 
 # -- one process: concurrent tasks on one store --------------------------------------------------------------

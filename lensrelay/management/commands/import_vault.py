@@ -1,40 +1,65 @@
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lensrelay.docstore.store import get_store
 from lensrelay.links.backlinks import backlink_indexer
+from lensrelay.management.progress import ProgressBar
+from lensrelay.trash import TrashReport
 from lensrelay.vault import ImportReport, import_vault
+from lensrelay.vault_prune import vault_prune
 
 
 class Command(BaseCommand):
-    help = "Import a directory of markdown files (recursively) into a folder; re-importing updates in place."
+    help = (
+        "Import a directory (recursively: markdown, attachments, every file type) into a folder; "
+        "re-importing updates changed files in place and leaves unchanged ones alone."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path)
         parser.add_argument("--folder", required=True, help="Folder name (created if missing)")
+        parser.add_argument(
+            "--prune",
+            action="store_true",
+            help="Move what the folder holds but the directory no longer does to the folder's trash",
+        )
+        parser.add_argument("--no-progress", action="store_true", help="No progress bar on stderr")
 
     def handle(self, *args: Any, **options: Any) -> None:
         root: Path = options["path"]
         if not root.is_dir():
             raise CommandError(f"{root} is not a directory.")
 
-        async def run() -> ImportReport:
+        bar = ProgressBar(cast(TextIO, self.stderr._out), min_total=10**12 if options["no_progress"] else 200)
+
+        async def run() -> tuple[ImportReport, TrashReport | None]:
             store = get_store()
             try:
-                report = await import_vault(store=store, root=root, folder_name=options["folder"])
+                report = await import_vault(
+                    store=store, root=root, folder_name=options["folder"], progress=bar
+                )
+                pruned = None
+                if options["prune"]:
+                    pruned = await vault_prune(store=store, root=root, folder_name=options["folder"])
                 # Link indexing is done once, by the process that made the change: this one.
                 await backlink_indexer(store).settled()
-                return report
+                return report, pruned
             finally:
                 await store.close()
 
         try:
-            report = asyncio.run(run())
+            report, pruned = asyncio.run(run())
         except ValueError as exc:  # a folder name that cannot be stored: said before anything is
             raise CommandError(str(exc)) from exc
+        finally:
+            bar.close()
         for skipped in report.skipped:
             self.stderr.write(f"skipped {skipped}")
         self.stdout.write(f"Imported {root} into {options['folder']!r}: {report.summary()}.")
+        if pruned is not None:
+            for old, new in pruned.trashed.items():
+                self.stdout.write(f"pruned {old} -> {new}")
+            self.stdout.write(f"Pruned {len(pruned.trashed)} entries no longer in {root} (in the trash).")

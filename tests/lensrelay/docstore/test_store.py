@@ -10,6 +10,7 @@ from asgiref.sync import sync_to_async
 from pycrdt import Doc, Text
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.logwriter import LoopAppender
 from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.room import Room
 from lensrelay.documents import document_create
@@ -71,16 +72,18 @@ async def test_a_database_outage_delays_delivery_but_loses_nothing(
     room = await store.get(note.doc_id)
     peer = Recorder(note.doc_id)
     room.join(peer)
-    real = persistence.append_update
+    real = persistence.append_updates
     failures = {"left": 2}
 
-    def flaky(*args: Any, **kwargs: Any) -> int:
+    def flaky(*args: Any, **kwargs: Any) -> list[int]:
         if failures["left"]:
             failures["left"] -= 1
             raise RuntimeError("database unavailable")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(persistence, "append_update", flaky)
+    monkeypatch.setattr(persistence, "append_updates", flaky)
+    # The event loop's own SQLite append finds the database unavailable too: the thread takes over.
+    monkeypatch.setattr(LoopAppender, "append", lambda *args, **kwargs: None)
     insert(room, 5, " and more")
     await asyncio.sleep(0.02)
     assert peer.frames == []  # not yet durable: not yet sent

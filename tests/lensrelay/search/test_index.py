@@ -10,7 +10,6 @@ from django.db import connection
 
 from lensrelay.models import Document, Folder
 from lensrelay.search.index import (
-    document_title,
     search_clear,
     search_index_document,
     search_indexed,
@@ -18,6 +17,7 @@ from lensrelay.search.index import (
     search_remove_document,
 )
 from lensrelay.search.query import QueryError
+from lensrelay.search.rows import document_title
 from tests.lensrelay.search.test_query import HOSTILE, _random_queries
 
 pytestmark = pytest.mark.django_db
@@ -202,3 +202,23 @@ def test_document_title_drops_the_markdown_suffix() -> None:
     assert document_title("/A.Markdown") == "A"
     assert document_title("/.md") == ".md"
     assert document_title("/data.canvas") == "data.canvas"
+
+
+def test_an_unscoped_search_ranks_like_a_scoped_one_past_ties_and_gone_rows(vault: Vault) -> None:
+    # Unscoped searches rank inside the index alone, then join: same order and count as the scoped query,
+    # with more ties than the page (fewer than the wider inner page) and entries whose row is gone at the top.
+    for i in reversed(range(40)):  # indexed in the reverse of path order
+        vault.add(f"{'AB'[i % 2]}/Tie {i:02d}.md", "identical text about ribosomes")
+    for i in range(5):
+        gone = vault.add(f"A/Gone {i}.md", "ribosomes")  # shorter: ranks above every tie
+        Document.objects.filter(doc_id=gone).delete()
+    every = set(vault.folders[name].pk for name in "AB")
+    for limit in (3, 7, 20, 100):
+        unscoped = paths(search_query(query="ribosomes", folder_ids=None, limit=limit))
+        assert unscoped == paths(search_query(query="ribosomes", folder_ids=every, limit=limit))
+        assert len(unscoped) == min(limit, 40) and not any("Gone" in p for p in unscoped)
+    assert paths(search_query(query="ribosomes", folder_ids=None, limit=3)) == [
+        "A/Tie 00.md",
+        "A/Tie 02.md",
+        "A/Tie 04.md",
+    ]

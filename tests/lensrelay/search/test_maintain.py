@@ -15,8 +15,9 @@ from lensrelay.documents import document_create
 from lensrelay.folders import folder_create, folder_settled
 from lensrelay.models import Document, Folder
 from lensrelay.search import maintain
-from lensrelay.search.index import Hit, search_clear, search_indexed, search_query
+from lensrelay.search.index import search_clear, search_indexed, search_query
 from lensrelay.search.maintain import search_ready, search_reindex_all, search_settled
+from lensrelay.search.rows import Hit
 from lensrelay.texts import CONTENTS, text_cache
 from tests.lensrelay.search.helpers import eventually
 

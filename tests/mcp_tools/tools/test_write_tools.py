@@ -282,7 +282,12 @@ async def test_accept_reject_stale_and_list(store: Any, note: Any, call: Any) ->
     await room.flushed()
     third = await sync_to_async(Suggestion.objects.get)(pk=third.pk)
     stale = await suggestion_decide(store=store, suggestion=third, user=None, accept=True)
-    assert not stale.ok and stale.reason == "suggestion no longer found in document"
+    # Either the accept finds the markup gone, or the editor follower (0.3 s later) got there first and
+    # settled the row from the edit: both refuse the accept.
+    assert not stale.ok
+    assert stale.reason == "suggestion no longer found in document" or stale.reason.startswith(
+        "suggestion is already "
+    )
     assert (await sync_to_async(Suggestion.objects.get)(pk=third.pk)).status in {"stale", "rejected"}
     listed, _ = await call("list_suggestions", {})
     assert "ACCEPTED" in listed and "REJECTED" in listed and "Reviewer's note: keep lazy" in listed

@@ -1,0 +1,103 @@
+"""The update log's writer: appends are committed in order, one bad entry fails alone, and on SQLite a
+free database is appended to on the event loop while a locked one is left to the thread."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from lensrelay.docstore import persistence
+from lensrelay.docstore.logwriter import LogWriter, LoopAppender
+from lensrelay.models import YUpdate
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _rows(doc_id: str) -> list[tuple[int, bytes, str]]:
+    rows = YUpdate.objects.filter(doc_id=doc_id).order_by("id").values_list("id", "data", "writer")
+    return [(row_id, bytes(data), writer) for row_id, data, writer in rows]
+
+
+async def test_appends_queued_together_are_all_committed_in_order() -> None:
+    writer = LogWriter(asyncio.get_running_loop(), writer="w1", prepare=lambda: None)
+    try:
+        futures = [writer.append("doc-a", f"u{n}".encode(), touch=False) for n in range(50)]
+        ids = await asyncio.wait_for(asyncio.gather(*futures), timeout=10)
+    finally:
+        await asyncio.get_running_loop().run_in_executor(None, writer.close)
+    assert ids == sorted(ids) and len(set(ids)) == 50
+    rows = await sync_to_async(_rows)("doc-a")
+    assert rows == [(row_id, f"u{n}".encode(), "w1") for n, row_id in enumerate(ids)]
+
+
+async def test_one_entry_the_database_refuses_does_not_fail_the_rest(monkeypatch: Any) -> None:
+    real = persistence.append_updates
+
+    def refusing(entries: Sequence[tuple[str, bytes, bool, str]], *, writer: str) -> list[int]:
+        if any(doc_id == "bad" for doc_id, *_ in entries):
+            raise RuntimeError("refused")
+        return real(entries, writer=writer)
+
+    monkeypatch.setattr(persistence, "append_updates", refusing)
+    writer = LogWriter(asyncio.get_running_loop(), writer="w2", prepare=lambda: None)
+    try:
+        futures = [writer.append("bad" if n == 3 else "good", bytes([n]), touch=False) for n in range(8)]
+        results = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), timeout=10)
+    finally:
+        await asyncio.get_running_loop().run_in_executor(None, writer.close)
+    assert isinstance(results[3], RuntimeError)
+    assert all(isinstance(r, int) for n, r in enumerate(results) if n != 3)
+    good = [data for _, data, _ in await sync_to_async(_rows)("good")]
+    assert good == [bytes([n]) for n in range(8) if n != 3]
+    assert await sync_to_async(_rows)("bad") == []
+
+
+async def test_a_closed_writer_refuses_new_appends() -> None:
+    writer = LogWriter(asyncio.get_running_loop(), writer="w3", prepare=lambda: None)
+    first = writer.append("doc-c", b"kept", touch=False)
+    await asyncio.get_running_loop().run_in_executor(None, writer.close)
+    assert isinstance(await first, int)  # what was queued before close is written
+    with pytest.raises(RuntimeError, match="closed"):
+        writer.append("doc-c", b"late", touch=False)
+    assert [data for _, data, _ in await sync_to_async(_rows)("doc-c")] == [b"kept"]
+
+
+def _on_loop() -> LoopAppender:
+    appender = LoopAppender.for_default_database()
+    if appender is None:
+        pytest.skip("the event loop's own append is for SQLite database files only")
+    return appender
+
+
+async def test_on_sqlite_a_free_database_is_appended_to_on_the_loop_itself() -> None:
+    on_loop = _on_loop()
+    writer = LogWriter(asyncio.get_running_loop(), writer="w4", prepare=lambda: None, on_loop=on_loop)
+    try:
+        future = writer.append("doc-d", b"now", touch=False)
+        assert future.done()  # committed before append returned: no thread was involved
+        row_id = future.result()
+    finally:
+        await asyncio.get_running_loop().run_in_executor(None, writer.close)
+    assert await sync_to_async(_rows)("doc-d") == [(row_id, b"now", "w4")]
+
+
+async def test_on_sqlite_a_locked_database_sends_the_append_to_the_thread() -> None:
+    on_loop = _on_loop()
+    locker = sqlite3.connect(on_loop.path, isolation_level=None, check_same_thread=False)
+    locker.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    writer = LogWriter(asyncio.get_running_loop(), writer="w5", prepare=lambda: None, on_loop=on_loop)
+    try:
+        future = writer.append("doc-e", b"later", touch=False)
+        await asyncio.sleep(0.2)
+        assert not future.done()  # waiting for the lock on the writer thread, not lost, not on the loop
+        locker.execute("COMMIT")
+        row_id = await asyncio.wait_for(future, timeout=10)
+    finally:
+        locker.close()
+        await asyncio.get_running_loop().run_in_executor(None, writer.close)
+    assert await sync_to_async(_rows)("doc-e") == [(row_id, b"later", "w5")]

@@ -1,0 +1,84 @@
+"""The per-session event log: numbering, only listening sessions, replay after a cursor, bounded size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from mcp_tools.models import McpEvent, McpSession, McpStream
+from mcp_tools.notifications import events
+from mcp_tools.notifications.hub import coalesce, resync_hints
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def session(name: str, *, listening: bool = True) -> str:
+    now = timezone.now()
+    row = McpSession.objects.create(id=name, protocol_version="2025-11-25", created_at=now, last_seen_at=now)
+    if listening:
+        events.stream_claim(session_id=row.id)
+    return row.id
+
+
+def note(n: int) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": n}}
+
+
+def test_events_are_numbered_per_session_and_only_for_listening_sessions() -> None:
+    a, b, quiet = session("a"), session("b"), session("quiet", listening=False)
+    assert events.events_append(session_ids=[a, b, quiet], message=note(1)) == {"a": 1, "b": 1}
+    assert events.events_append(session_ids=[a], message=note(2)) == {"a": 2}
+    assert McpEvent.objects.filter(session_id=quiet).count() == 0
+    replays = events.events_after(cursors={a: 0, b: 1})
+    assert [(seq, m["params"]["data"]) for seq, m in replays[a].events] == [(1, 1), (2, 2)]
+    assert replays[b].events == [] and not replays[a].gap
+
+
+def test_a_new_stream_takes_over_and_keeps_the_numbering() -> None:
+    a = session("a")
+    events.events_append(session_ids=[a], message=note(1))
+    first = McpStream.objects.get(pk=a).owner
+    claim = events.stream_claim(session_id=a)
+    assert claim.owner != first and claim.last_seq == 1
+    assert events.events_append(session_ids=[a], message=note(2)) == {"a": 2}
+
+
+def test_the_log_is_bounded_and_a_replay_past_its_start_reports_the_gap(settings: Any) -> None:
+    settings.LENSRELAY_MCP_EVENT_LOG_SIZE = 10
+    a = session("a")
+    for n in range(1, 65):
+        events.events_append(session_ids=[a], message=note(n))
+    kept = McpEvent.objects.filter(session_id=a).count()
+    assert kept < 64 and kept <= 10 + events.PRUNE_EVERY
+    replay = events.events_after(cursors={a: 3})[a]
+    assert replay.gap and replay.events[-1][0] == 64
+    recent = events.events_after(cursors={a: 60})[a]
+    assert not recent.gap and [seq for seq, _ in recent.events] == [61, 62, 63, 64]
+
+
+def test_ending_a_session_deletes_its_log_with_it() -> None:
+    a = session("a")
+    events.events_append(session_ids=[a], message=note(1))
+    McpSession.objects.filter(pk=a).delete()
+    assert not McpEvent.objects.exists() and not McpStream.objects.exists()
+
+
+def updated(uri: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
+
+
+def test_coalescing_keeps_the_last_of_each_repeated_notification_in_order() -> None:
+    listed = {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}
+    batch = [(1, updated("x")), (2, listed), (3, note(1)), (4, updated("x")), (5, note(2)), (6, listed)]
+    assert [seq for seq, _ in coalesce(list(batch))] == [3, 4, 5, 6]
+
+
+def test_resync_hints_name_every_subscribed_uri() -> None:
+    hints = resync_hints(["lens://A/x.md"])
+    assert [m["method"] for _, m in hints] == [
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+    ]
+    assert all(seq is None for seq, _ in hints)
