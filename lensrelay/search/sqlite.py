@@ -23,6 +23,7 @@ from lensrelay.search.rows import (
     IndexedEntry,
     finish_snippet,
     indexed_rows,
+    stale_rows,
 )
 
 DOCS = "lensrelay_search_doc"
@@ -102,6 +103,22 @@ def clear() -> None:
 
 def indexed(folder_id: int | None) -> dict[str, IndexedEntry]:
     return indexed_rows(DOCS, folder_id)
+
+
+# Django keeps a SQLite datetime as UTC text, "YYYY-MM-DD HH:MM:SS" with ".ffffff" unless the microseconds
+# are 0. Whole microseconds divided once, as `timedelta.total_seconds()` does, give the same float. The
+# seconds come from the first 19 characters alone: strftime rounds a fraction to milliseconds, so
+# ":59.9999995" would count as the next second.
+_EPOCH = (
+    "((CAST(strftime('%%s', substr(d.modified, 1, 19)) AS INTEGER) * 1000000"
+    " + CASE WHEN instr(d.modified, '.') > 0"
+    " THEN CAST(substr(d.modified || '000000', instr(d.modified, '.') + 1, 6) AS INTEGER) ELSE 0 END)"
+    " / 1000000.0)"
+)
+
+
+def stale(documents: str, params: list[Any], folder_id: int | None) -> tuple[list[str], list[str]]:
+    return stale_rows(DOCS, documents=documents, params=params, folder_id=folder_id, epoch=_EPOCH)
 
 
 def query(
