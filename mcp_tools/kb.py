@@ -16,6 +16,7 @@ from lensrelay.docstore.store import DocStore, get_store
 from lensrelay.links.graph import LinkGraph, link_graph
 from lensrelay.links.resolve import LinkTarget
 from lensrelay.paths import DocEntry, PathIndex, path_index
+from lensrelay.search.maintain import search_catch_up
 from lensrelay.texts import LOAD_BATCH, TextCache, text_cache
 from mcp_tools.registry import ToolContext, ToolError
 from suggestions.accepted_view import accepted_text
@@ -143,4 +144,6 @@ async def open_kb() -> KnowledgeBase:
     store = get_store()
     index = path_index(store)
     await index.ensure()
+    # Once per process: find what a crashed process left unindexed, after the first answer's work.
+    search_catch_up(store, after=index.folders_loaded)
     return KnowledgeBase(store=store, index=index, texts=text_cache(store))

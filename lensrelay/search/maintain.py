@@ -6,8 +6,10 @@
   `search_folder_changed`, which `mirror_folder` calls once the document rows are current: the index is
   compared with the rows and brought in step before it returns.
 - Each index row remembers the document's `modified` time when its text was read, so a change missed
-  while no process was listening (a crash, a command that exited) is found by `search_ready`, which runs
-  the same comparison over every folder before a process answers its first search.
+  while no process was listening (a crash, a command that exited) is found by the same comparison over
+  every folder, which each process starts in the background once (`search_catch_up`: when a tool first
+  opens the knowledge base, after the folder documents are loaded). Searches answer from the index
+  meanwhile (at 100,000 notes the comparison takes seconds); `search_ready` waits for it.
 
 Importing this module registers the listeners.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -149,16 +151,26 @@ class SearchMaintainer:
         self._pending.difference_update(outdated)
         await self.reindex(outdated)
 
-    async def ready(self) -> None:
-        """Once per process: bring the whole index in step with the documents before the first search."""
+    def catch_up(self, *, after: Callable[[], Awaitable[None]] | None = None) -> asyncio.Task[None]:
+        """Once per process, in the background: bring the whole index in step with the documents (after
+        `after`, when given). A comparison that failed starts again on the next call."""
         failed = (
             self._ready is not None
             and self._ready.done()
             and (self._ready.cancelled() or self._ready.exception() is not None)
         )
         if self._ready is None or failed:
-            self._ready = self.store.spawn(self.folder_changed(None))
-        await asyncio.shield(self._ready)
+            self._ready = self.store.spawn(self._catch_up(after))
+        return self._ready
+
+    async def _catch_up(self, after: Callable[[], Awaitable[None]] | None) -> None:
+        if after is not None:
+            await after()
+        await self.folder_changed(None)
+
+    async def ready(self) -> None:
+        """Wait for the catch-up (starting it if nothing has)."""
+        await asyncio.shield(self.catch_up())
 
 
 def maintainer_for(store: DocStore) -> SearchMaintainer:
@@ -172,6 +184,15 @@ async def search_folder_changed(store: DocStore, folder_id: int) -> None:
         await maintainer_for(store).folder_changed(folder_id)
     except Exception:
         logger.exception("could not update the search index for folder %s", folder_id)
+
+
+def search_catch_up(store: DocStore, *, after: Callable[[], Awaitable[None]] | None = None) -> None:
+    """Start the once-per-process catch-up in the background if it has not started (or failed); never
+    waits and never raises: a failure is logged (by the store) and the next call starts it again."""
+    try:
+        maintainer_for(store).catch_up(after=after)
+    except Exception:
+        logger.exception("could not start bringing the search index up to date")
 
 
 async def search_ready(store: DocStore) -> None:
