@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from lensrelay.docstore import persistence
@@ -83,6 +84,14 @@ def _compare(folder_id: int | None) -> tuple[list[str], list[str]]:
     outdated, gone = search_stale(documents=_markdown_documents(folder_id=folder_id), folder_id=folder_id)
     search_remove_documents(doc_ids=gone)
     return outdated, gone
+
+
+def _stale_apart() -> tuple[list[str], list[str]]:
+    """`search_stale` over every folder on a worker thread's own connection, closed afterwards."""
+    try:
+        return search_stale(documents=_markdown_documents(), folder_id=None)
+    finally:
+        connection.close()
 
 
 def _write(rows: Sequence[DocumentRow], texts: dict[str, str], requested: Collection[str]) -> None:
@@ -147,7 +156,13 @@ class SearchMaintainer:
             await self.store.db(_write, rows, texts, batch)
 
     async def folder_changed(self, folder_id: int | None) -> None:
-        outdated, _ = await self.store.db(_compare, folder_id)
+        if folder_id is None:
+            # Every folder: seconds of reading at 100,000 notes, on a connection of its own so the
+            # store's database thread (every tool's queries, searches included) is not held meanwhile.
+            outdated, gone = await asyncio.to_thread(_stale_apart)
+            await self.store.db(search_remove_documents, doc_ids=gone)
+        else:
+            outdated, _ = await self.store.db(_compare, folder_id)
         self._pending.difference_update(outdated)
         await self.reindex(outdated)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import threading
 from typing import Any
 
 import pytest
@@ -215,15 +216,15 @@ async def test_a_failed_catch_up_starts_again_with_the_next_search(
 ) -> None:
     store = demo
     await _forget_one_note(store)
-    original = maintain._compare
+    original = maintain._stale_apart
     failures = [RuntimeError("database hiccup")]
 
-    def flaky(folder_id: int | None) -> Any:
+    def flaky() -> Any:
         if failures:
             raise failures.pop()
-        return original(folder_id)
+        return original()
 
-    monkeypatch.setattr(maintain, "_compare", flaky)
+    monkeypatch.setattr(maintain, "_stale_apart", flaky)
     search_catch_up(store)
     failed = maintain.maintainer_for(store)._ready
     assert failed is not None
@@ -234,5 +235,34 @@ async def test_a_failed_catch_up_starts_again_with_the_next_search(
     again = maintain.maintainer_for(store)._ready
     assert again is not None and again is not failed
     await asyncio.wait_for(asyncio.shield(again), timeout=30)
+    text, error = await call("search", {"query": "chloroplast"})
+    assert not error and "## Chloroplast (Lens/Chloroplast.md)" in text
+
+
+async def test_the_catch_up_comparison_does_not_hold_the_store_database_thread(
+    demo: Any, call: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = demo
+    await _forget_one_note(store)
+    comparing, release = threading.Event(), threading.Event()
+    original = maintain.search_stale
+
+    def slow(**kwargs: Any) -> Any:
+        comparing.set()
+        release.wait(timeout=30)
+        return original(**kwargs)
+
+    monkeypatch.setattr(maintain, "search_stale", slow)
+    search_catch_up(store)
+    assert await asyncio.to_thread(comparing.wait, 10)
+    try:
+        # The comparison is under way (and stuck): searches and reads still answer.
+        text, error = await asyncio.wait_for(call("search", {"query": "chloroplast"}), timeout=10)
+        assert not error and "(Lens/Chloroplast.md)" not in text
+        _, error = await asyncio.wait_for(call("read", {"file_path": "Lens/Chloroplast.md"}), timeout=10)
+        assert not error
+    finally:
+        release.set()
+    await search_ready(store)
     text, error = await call("search", {"query": "chloroplast"})
     assert not error and "## Chloroplast (Lens/Chloroplast.md)" in text
