@@ -6,7 +6,9 @@ line number one reports is the line another shows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
@@ -14,7 +16,8 @@ from lensrelay.docstore.store import DocStore, get_store
 from lensrelay.links.graph import LinkGraph, link_graph
 from lensrelay.links.resolve import LinkTarget
 from lensrelay.paths import DocEntry, PathIndex, path_index
-from lensrelay.texts import TextCache, text_cache
+from lensrelay.search.maintain import search_catch_up
+from lensrelay.texts import LOAD_BATCH, TextCache, text_cache
 from mcp_tools.registry import ToolContext, ToolError
 from suggestions.accepted_view import accepted_text
 
@@ -81,16 +84,53 @@ class KnowledgeBase:
             derived[_DOCS_KEPT] = (key, docs)
         return docs
 
+    def streamed_docs(self, entries: list[DocEntry]) -> StreamedDocs:
+        """(user path, accepted view) of each entry, in order, loaded a batch at a time while a worker
+        thread iterates: a scan over more texts than the cache keeps never holds them all at once."""
+        return StreamedDocs(self.texts, entries, asyncio.get_running_loop())
+
     def link_graph(self, ctx: ToolContext) -> LinkGraph:
         """Links resolved among the documents the caller may see, and nothing else."""
         access = ctx.access
         return link_graph(self.store, self.index.link_targets(access), scope=("access", access.folder_ids))
 
 
+class StreamedDocs:
+    """Iterated on a worker thread; each batch is loaded on the event loop (where the cache lives) as the
+    iteration reaches it, so only that batch, and what the cache keeps within its budget, is in memory."""
+
+    def __init__(self, texts: TextCache, entries: list[DocEntry], loop: asyncio.AbstractEventLoop) -> None:
+        self.texts = texts
+        self.entries = entries
+        self.loop = loop
+        self.waited = 0.0
+
+    def waited_seconds(self) -> float:
+        """Seconds the iteration spent waiting for texts to load (a scan's deadline leaves them out)."""
+        return self.waited
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        entries = self.entries
+        for start in range(0, len(entries), STREAM_BATCH):
+            batch = entries[start : start + STREAM_BATCH]
+            began = time.monotonic()
+            loading = asyncio.run_coroutine_threadsafe(
+                self.texts.views_many(e.doc_id for e in batch), self.loop
+            )
+            views = loading.result(timeout=STREAM_LOAD_TIMEOUT)
+            self.waited += time.monotonic() - began
+            for entry in batch:
+                yield entry.user_path, views[entry.doc_id]
+
+
 def target_of(entry: DocEntry) -> LinkTarget:
     return entry.link_target
 
 
+# Texts loaded per step of a streamed scan: as many as the cache loads per query.
+STREAM_BATCH = LOAD_BATCH
+# A batch that does not load in this long (the event loop stopped, the database hangs) ends the scan.
+STREAM_LOAD_TIMEOUT = 120.0
 # The last documents handed to a scanning tool (key: generations and what names the entries).
 _DOCS_KEPT = "kb.view_docs"
 # The index's sorted visible entries for the last (generation, folders, scope) asked, per index and per
@@ -104,4 +144,6 @@ async def open_kb() -> KnowledgeBase:
     store = get_store()
     index = path_index(store)
     await index.ensure()
+    # Once per process: find what a crashed process left unindexed, after the first answer's work.
+    search_catch_up(store, after=index.folders_loaded)
     return KnowledgeBase(store=store, index=index, texts=text_cache(store))

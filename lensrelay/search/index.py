@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from types import ModuleType
+from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 
 from lensrelay.search.query import ParsedQuery, parse_query
 from lensrelay.search.rows import Hit, IndexedDocument, IndexedEntry
@@ -76,6 +78,15 @@ def search_clear() -> None:
 def search_indexed(*, folder_id: int | None = None) -> dict[str, IndexedEntry]:
     """What the index holds, by document id: for comparing it with the documents."""
     return backend().indexed(folder_id)
+
+
+def search_stale(*, documents: QuerySet[Any, Any], folder_id: int | None) -> tuple[list[str], list[str]]:
+    """Compare the index with `documents` (a `values_list` of doc_id, folder_id, path, modified) inside
+    the database: (documents whose entry is missing or older, or names another path or folder; entries
+    of `folder_id`, or of all folders when None, whose document is not among `documents`)."""
+    # No ORDER BY (the model orders by folder name, a join): the comparison needs no order.
+    sql, params = documents.order_by().query.sql_with_params()
+    return backend().stale(sql, list(params), folder_id)
 
 
 # -- querying ----------------------------------------------------------------------------------------------

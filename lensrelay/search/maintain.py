@@ -6,8 +6,10 @@
   `search_folder_changed`, which `mirror_folder` calls once the document rows are current: the index is
   compared with the rows and brought in step before it returns.
 - Each index row remembers the document's `modified` time when its text was read, so a change missed
-  while no process was listening (a crash, a command that exited) is found by `search_ready`, which runs
-  the same comparison over every folder before a process answers its first search.
+  while no process was listening (a crash, a command that exited) is found by the same comparison over
+  every folder, which each process starts in the background once (`search_catch_up`: when a tool first
+  opens the knowledge base, after the folder documents are loaded). Searches answer from the index
+  meanwhile (at 100,000 notes the comparison takes seconds); `search_ready` waits for it.
 
 Importing this module registers the listeners.
 """
@@ -16,15 +18,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import QuerySet
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change, on_foreign
 from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.models import Document
-from lensrelay.search.index import search_index_documents, search_indexed, search_remove_documents
+from lensrelay.search.index import (
+    search_index_documents,
+    search_indexed,
+    search_remove_documents,
+    search_stale,
+)
 from lensrelay.search.rows import IndexedDocument, document_title
 from lensrelay.texts import text_cache, view_of
 
@@ -42,41 +53,45 @@ class DocumentRow:
     modified: float
 
 
-def _markdown_rows(
+def _markdown_documents(
     *, doc_ids: Collection[str] | None = None, folder_id: int | None = None
-) -> list[DocumentRow]:
+) -> QuerySet[Document, tuple[str, int, str, datetime]]:
+    """The documents the index should hold: (doc_id, folder_id, path, modified)."""
     # The trash is not searched (see lensrelay.trash): its notes leave the index and come back on restore.
     documents = Document.objects.filter(type="markdown").exclude(path__startswith=TRASH + "/")
     if doc_ids is not None:
         documents = documents.filter(doc_id__in=list(doc_ids))
     if folder_id is not None:
         documents = documents.filter(folder_id=folder_id)
+    return documents.values_list("doc_id", "folder_id", "path", "modified")
+
+
+def _markdown_rows(
+    *, doc_ids: Collection[str] | None = None, folder_id: int | None = None
+) -> list[DocumentRow]:
     return [
         DocumentRow(doc_id=doc_id, folder_id=fid, path=path, modified=modified.timestamp())
-        for doc_id, fid, path, modified in documents.values_list("doc_id", "folder_id", "path", "modified")
+        for doc_id, fid, path, modified in _markdown_documents(doc_ids=doc_ids, folder_id=folder_id)
     ]
-
-
-def _stale(rows: Iterable[DocumentRow], *, folder_id: int | None) -> tuple[list[str], list[str]]:
-    """(documents to reindex, index entries to remove) for one folder, or all when folder_id is None."""
-    current = {row.doc_id: row for row in rows}
-    indexed = search_indexed(folder_id=folder_id)
-    outdated = [
-        doc_id
-        for doc_id, row in current.items()
-        if (entry := indexed.get(doc_id)) is None
-        or entry.path != row.path
-        or entry.folder_id != row.folder_id
-        or entry.modified < row.modified
-    ]
-    gone = [doc_id for doc_id in indexed if doc_id not in current]
-    return outdated, gone
 
 
 def _compare(folder_id: int | None) -> tuple[list[str], list[str]]:
-    outdated, gone = _stale(_markdown_rows(folder_id=folder_id), folder_id=folder_id)
+    """(documents to reindex, index entries removed) for one folder, or all when folder_id is None.
+
+    One query in the database (`search_stale`): turning 100,000 rows of each side into Python to find
+    that nothing changed took seconds, before the first search after every start.
+    """
+    outdated, gone = search_stale(documents=_markdown_documents(folder_id=folder_id), folder_id=folder_id)
     search_remove_documents(doc_ids=gone)
     return outdated, gone
+
+
+def _stale_apart() -> tuple[list[str], list[str]]:
+    """`search_stale` over every folder on a worker thread's own connection, closed afterwards."""
+    try:
+        return search_stale(documents=_markdown_documents(), folder_id=None)
+    finally:
+        connection.close()
 
 
 def _write(rows: Sequence[DocumentRow], texts: dict[str, str], requested: Collection[str]) -> None:
@@ -141,20 +156,36 @@ class SearchMaintainer:
             await self.store.db(_write, rows, texts, batch)
 
     async def folder_changed(self, folder_id: int | None) -> None:
-        outdated, _ = await self.store.db(_compare, folder_id)
+        if folder_id is None:
+            # Every folder: seconds of reading at 100,000 notes, on a connection of its own so the
+            # store's database thread (every tool's queries, searches included) is not held meanwhile.
+            outdated, gone = await asyncio.to_thread(_stale_apart)
+            await self.store.db(search_remove_documents, doc_ids=gone)
+        else:
+            outdated, _ = await self.store.db(_compare, folder_id)
         self._pending.difference_update(outdated)
         await self.reindex(outdated)
 
-    async def ready(self) -> None:
-        """Once per process: bring the whole index in step with the documents before the first search."""
+    def catch_up(self, *, after: Callable[[], Awaitable[None]] | None = None) -> asyncio.Task[None]:
+        """Once per process, in the background: bring the whole index in step with the documents (after
+        `after`, when given). A comparison that failed starts again on the next call."""
         failed = (
             self._ready is not None
             and self._ready.done()
             and (self._ready.cancelled() or self._ready.exception() is not None)
         )
         if self._ready is None or failed:
-            self._ready = self.store.spawn(self.folder_changed(None))
-        await asyncio.shield(self._ready)
+            self._ready = self.store.spawn(self._catch_up(after))
+        return self._ready
+
+    async def _catch_up(self, after: Callable[[], Awaitable[None]] | None) -> None:
+        if after is not None:
+            await after()
+        await self.folder_changed(None)
+
+    async def ready(self) -> None:
+        """Wait for the catch-up (starting it if nothing has)."""
+        await asyncio.shield(self.catch_up())
 
 
 def maintainer_for(store: DocStore) -> SearchMaintainer:
@@ -168,6 +199,15 @@ async def search_folder_changed(store: DocStore, folder_id: int) -> None:
         await maintainer_for(store).folder_changed(folder_id)
     except Exception:
         logger.exception("could not update the search index for folder %s", folder_id)
+
+
+def search_catch_up(store: DocStore, *, after: Callable[[], Awaitable[None]] | None = None) -> None:
+    """Start the once-per-process catch-up in the background if it has not started (or failed); never
+    waits and never raises: a failure is logged (by the store) and the next call starts it again."""
+    try:
+        maintainer_for(store).catch_up(after=after)
+    except Exception:
+        logger.exception("could not start bringing the search index up to date")
 
 
 async def search_ready(store: DocStore) -> None:

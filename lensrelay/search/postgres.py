@@ -22,6 +22,7 @@ from lensrelay.search.rows import (
     IndexedEntry,
     finish_snippet,
     indexed_rows,
+    stale_rows,
 )
 
 TABLE = "lensrelay_search"
@@ -73,6 +74,12 @@ def clear() -> None:
 
 def indexed(folder_id: int | None) -> dict[str, IndexedEntry]:
     return indexed_rows(TABLE, folder_id)
+
+
+def stale(documents: str, params: list[Any], folder_id: int | None) -> tuple[list[str], list[str]]:
+    # extract() is exact (numeric) and its conversion to double rounds once, like Python's timestamp().
+    epoch = "extract(epoch FROM d.modified)::double precision"
+    return stale_rows(TABLE, documents=documents, params=params, folder_id=folder_id, epoch=epoch)
 
 
 def query(

@@ -68,6 +68,33 @@ def indexed_rows(table: str, folder_id: int | None) -> dict[str, IndexedEntry]:
         }
 
 
+def stale_rows(
+    table: str, *, documents: str, params: list[Any], folder_id: int | None, epoch: str
+) -> tuple[list[str], list[str]]:
+    """Both backends' comparison of the index with a documents query (doc_id, folder_id, path, modified).
+
+    `epoch` turns the documents' `modified` column (`d.modified`) into the same float as Python's
+    `datetime.timestamp()`, which is what an index row records, so an unchanged document compares equal.
+    """
+    outdated_sql = f"""
+        SELECT d.doc_id FROM ({documents}) d LEFT JOIN {table} s ON s.doc_id = d.doc_id
+        WHERE s.doc_id IS NULL OR s.path <> d.path OR s.folder_id <> d.folder_id OR s.modified < {epoch}
+    """
+    gone_sql = f"""
+        SELECT s.doc_id FROM {table} s LEFT JOIN ({documents}) d ON d.doc_id = s.doc_id WHERE d.doc_id IS NULL
+    """
+    gone_params = list(params)
+    if folder_id is not None:
+        gone_sql += " AND s.folder_id = %s"
+        gone_params.append(folder_id)
+    with connection.cursor() as cursor:
+        cursor.execute(outdated_sql, params)
+        outdated = [doc_id for (doc_id,) in cursor.fetchall()]
+        cursor.execute(gone_sql, gone_params)
+        gone = [doc_id for (doc_id,) in cursor.fetchall()]
+    return outdated, gone
+
+
 @dataclass(frozen=True)
 class Hit:
     doc_id: str

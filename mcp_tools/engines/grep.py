@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 import time
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -110,18 +110,21 @@ def grep(docs: Iterable[tuple[str, str]], options: GrepOptions) -> str:
     return grep_result(docs, options).text
 
 
-def grep_result(docs: Iterable[tuple[str, str]], options: GrepOptions) -> GrepResult:
+def grep_result(
+    docs: Iterable[tuple[str, str]], options: GrepOptions, *, paused: Callable[[], float] | None = None
+) -> GrepResult:
     """Search ``docs`` — (user path, text) pairs, already scoped and in output order.
 
     Raises GrepError for an invalid pattern or option and GrepTimeout when the search outlives
-    ``options.timeout`` seconds.
+    ``options.timeout`` seconds. ``docs`` may produce its texts lazily (loading them as the scan goes):
+    ``paused`` then says how many seconds so far went into producing them, which the deadline leaves out.
     """
     _validate(options)
     if options.context is not None:
         before = after = options.context
     else:
         before, after = options.before, options.after
-    scanner = _Scanner(options)
+    scanner = _Scanner(options, paused=paused)
     mode = options.output_mode
     limit = options.head_limit or None
     wanted = None if limit is None else options.offset + limit + 1
@@ -358,12 +361,13 @@ def _names_newline(pattern: str) -> bool:
 class _Scanner:
     """Finds matching documents and their matching lines (0-based, ascending)."""
 
-    def __init__(self, options: GrepOptions) -> None:
+    def __init__(self, options: GrepOptions, *, paused: Callable[[], float] | None = None) -> None:
         pattern = options.pattern
         self.multiline = options.multiline
         self.first_only = options.output_mode == "files_with_matches"
         self.timeout = options.timeout
-        self.deadline = time.monotonic() + options.timeout
+        self._deadline = time.monotonic() + options.timeout
+        self._paused = paused
         verbose = any("x" in flags.group() for flags in _GLOBAL_FLAGS.finditer(pattern))
         if not options.multiline and not verbose and _names_newline(pattern):
             raise GrepError(
@@ -588,6 +592,10 @@ class _Scanner:
             yield from iterator
         except TimeoutError:
             raise self._timeout_error() from None
+
+    @property
+    def deadline(self) -> float:
+        return self._deadline if self._paused is None else self._deadline + self._paused()
 
     def _remaining(self) -> float:
         remaining = self.deadline - time.monotonic()

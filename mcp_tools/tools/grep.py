@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import Field
@@ -88,12 +89,21 @@ async def grep(ctx: ToolContext, args: GrepArgs) -> str:
         timeout=GREP_TIMEOUT_SECONDS,
     )
     notes = [e for e in entries if e.is_markdown]
-    docs = await kb.view_docs(notes, same_as=("grep", ctx.access.folder_ids, args.path, args.glob, args.type))
-    if len(notes) < len(entries):  # text files too (JSON, canvas, HTML, ...), in path order as ripgrep
-        docs = sorted([*docs, *await file_docs(kb, [e for e in entries if not e.is_markdown])])
+    docs: Iterable[tuple[str, str]]
+    paused = None
+    if len(notes) == len(entries) and not kb.texts.holds(e.doc_id for e in notes):
+        # Texts not all in memory (the first grep, or a vault larger than the text cache's budget): load
+        # them as the scan reaches them, so its peak stays near the budget instead of the whole vault.
+        stream = kb.streamed_docs(notes)
+        docs, paused = stream, stream.waited_seconds
+    else:
+        same_as = ("grep", ctx.access.folder_ids, args.path, args.glob, args.type)
+        docs = await kb.view_docs(notes, same_as=same_as)
+        if len(notes) < len(entries):  # text files too (JSON, canvas, HTML, ...), in path order as ripgrep
+            docs = sorted([*docs, *await file_docs(kb, [e for e in entries if not e.is_markdown])])
     try:
         # Off the event loop: a long search must not stall live document sync.
-        result = await asyncio.to_thread(grep_result, docs, options)
+        result = await asyncio.to_thread(grep_result, docs, options, paused=paused)
     except GrepTimeout as exc:
         raise ToolError(f"Error: {exc}") from exc
     except GrepError as exc:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from lensrelay.search.index import SearchUnavailable, search_query
-from lensrelay.search.maintain import search_ready
+from lensrelay.search.maintain import search_catch_up
 from lensrelay.search.query import QueryError, parse_query
 from mcp_tools.engines.hybrid import full_text_depth, hybrid_results
 from mcp_tools.engines.scope import require_query, search_scope
@@ -54,7 +54,9 @@ async def search(ctx: ToolContext, args: SearchArgs) -> str:
         raise ToolError(f"Error: {exc}") from exc
     kb = await open_kb()
     scope = search_scope(ctx, kb, args.path)
-    await search_ready(kb.store)
+    # Answers from the index as it is: changes a crashed process left unindexed are being found in the
+    # background (started when the knowledge base was first opened; again here if that failed).
+    search_catch_up(kb.store)
     try:
         hits = await kb.store.db(
             search_query,

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import pytest
 from pycrdt import Text
 
+from lensrelay import texts as texts_module
 from lensrelay.docstore.offsets import text_insert
 from lensrelay.paths import path_index
-from lensrelay.texts import CONTENTS, text_cache
+from lensrelay.texts import CONTENTS, TextCache, text_cache
+from mcp_tools import kb
+from mcp_tools.engines import grep as grep_engine
+from mcp_tools.tools import grep as grep_tool
 from tests.mcp_tools.tools.conftest import access
 
 
@@ -45,3 +51,90 @@ async def test_grep_over_a_vault_larger_than_the_cache_sees_an_edit_to_an_evicte
     read, error = await call("read", {"file_path": target.user_path}, who=access("view"))
     assert not error and "QuixoticEvicted line" in read
     assert cache.bytes <= cache.budget
+
+
+def _forget_all(store: Any) -> Any:
+    """A process that has not loaded any text yet (or evicted them all), keeping its budget."""
+    cache = text_cache(store)
+    for doc_id in list(cache._texts):
+        cache._drop(doc_id)
+    cache.derived.clear()
+    return cache
+
+
+async def test_grep_over_texts_not_in_memory_loads_them_a_batch_at_a_time(
+    demo: Any, call: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = demo
+    full, error = await call("grep", {"pattern": "[e]", "output_mode": "count", "head_limit": 0})
+    assert not error
+    cache = _forget_all(store)
+    cache.set_budget(1)  # nothing is kept: every grep loads every text it scans
+    monkeypatch.setattr(kb, "STREAM_BATCH", 2)
+    asked: list[int] = []
+    alive: list[int] = []
+    views_many = TextCache.views_many
+
+    async def counted(self: TextCache, doc_ids: Any) -> dict[str, str]:
+        ids = list(doc_ids)
+        asked.append(len(ids))
+        return await views_many(self, ids)
+
+    monkeypatch.setattr(TextCache, "views_many", counted)
+    original_join = grep_engine._join
+
+    def join(docs: list[tuple[str, str]]) -> Any:
+        # The scanner joins what it was handed so far: with streaming that is never the whole vault.
+        alive.append(len(docs))
+        return original_join(docs)
+
+    monkeypatch.setattr(grep_engine, "_join", join)
+    monkeypatch.setattr(grep_engine, "CHUNK_CHARS", 1)
+
+    again, error = await call("grep", {"pattern": "[e]", "output_mode": "count", "head_limit": 0})
+    assert not error and again == full
+    notes = len([e for e in path_index(store).all_entries() if e.is_markdown])
+    assert asked and max(asked) <= 2 and sum(asked) == notes
+    assert max(alive) <= 2
+    assert cache.bytes <= cache.budget
+
+    # It stops loading once the page is full.
+    asked.clear()
+    page, error = await call("grep", {"pattern": "e", "head_limit": 1})
+    assert not error and len(page.splitlines()) >= 1
+    assert sum(asked) < notes
+
+
+async def test_a_streamed_grep_deadline_leaves_out_the_time_spent_loading(
+    demo: Any, call: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = demo
+    cache = _forget_all(store)
+    cache.set_budget(1)
+    monkeypatch.setattr(kb, "STREAM_BATCH", 1)
+    monkeypatch.setattr(grep_tool, "GREP_TIMEOUT_SECONDS", 0.3)
+    load = texts_module._load_texts
+
+    def slow(doc_ids: list[str]) -> dict[str, str]:
+        time.sleep(0.1)
+        return load(doc_ids)
+
+    monkeypatch.setattr(texts_module, "_load_texts", slow)
+    await path_index(store).ensure()
+    notes = len([e for e in path_index(store).all_entries() if e.is_markdown])
+    assert notes * 0.1 > 0.3  # the loads alone outlast the deadline
+    text, error = await call("grep", {"pattern": "e+", "output_mode": "count", "head_limit": 0})
+    assert not error, text
+    assert len(text.splitlines()) > 1
+    # A scan that itself runs past the deadline is still stopped, loads or not.
+    last = max((e for e in path_index(store).all_entries() if e.is_markdown), key=lambda e: e.user_path)
+    room = await store.get(last.doc_id)
+    ytext = room.doc.get(CONTENTS, type=Text)
+    with room.transact():
+        current = str(ytext)
+        text_insert(ytext, current=current, index=len(current), value="\n" + "a" * 40 + "!\n")
+    await room.flushed()
+    store.rooms.pop(last.doc_id)
+    _forget_all(store)
+    text, error = await call("grep", {"pattern": "(a|aa)+$", "output_mode": "count", "head_limit": 0})
+    assert error and "took longer" in text

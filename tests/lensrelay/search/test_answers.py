@@ -1,0 +1,117 @@
+"""SQLite keeps search answers while the database is unchanged: every write, here, on another connection
+or in the joined documents and folders, is seen by the next search, and a kept answer is the one the
+query gives."""
+
+from __future__ import annotations
+
+import random
+import threading
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+
+from lensrelay.models import Document, Folder
+from lensrelay.search import sqlite
+from lensrelay.search.index import search_query, search_remove_document
+from lensrelay.search.query import parse_query
+from tests.lensrelay.search.conftest import on_postgres
+from tests.lensrelay.search.test_index import Vault, paths
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(on_postgres(), reason="the kept answers are SQLite's"),
+]
+
+WORDS = ["garden", "reading", "review", "meeting", "plan", "archive", "東京", "zebra"]
+
+
+@pytest.fixture
+def ran(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The queries that reached FTS5 (answers not kept)."""
+    calls: list[str] = []
+    original = sqlite._query
+
+    def counted(parsed: Any, **kwargs: Any) -> Any:
+        calls.append(sqlite.fts5_expression(parsed))
+        return original(parsed, **kwargs)
+
+    monkeypatch.setattr(sqlite, "_query", counted)
+    return calls
+
+
+def test_a_kept_answer_is_the_one_the_query_gives(ran: list[str]) -> None:
+    rng = random.Random(20261123)
+    vault = Vault()
+    for number in range(60):
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 30)))
+        vault.add(f"{rng.choice(['Lens', 'Other'])}/Note {number}.md", words)
+    folder_ids = [None, [vault.folder("Lens").pk]]
+    queries = [
+        "garden",
+        "reading review",
+        "東京",
+        "meeting plan archive",
+        "zebra OR plan",
+        "gard*",
+        "-zebra plan",
+    ]
+    for query in queries:
+        for scope in folder_ids:
+            for limit in (3, 20):
+                first = search_query(query=query, folder_ids=scope, limit=limit)
+                calls = len(ran)
+                again = search_query(query=query, folder_ids=scope, limit=limit)
+                assert len(ran) == calls  # kept
+                assert again == first
+                fresh = sqlite._query(
+                    parse_query(query),
+                    folder_ids=None if scope is None else sorted(scope),
+                    path_prefix=None,
+                    limit=limit,
+                )
+                assert again == fresh  # the same ranking, scores and snippets
+
+
+def test_every_write_is_seen_by_the_next_search(ran: list[str]) -> None:
+    vault = Vault()
+    one = vault.add("Lens/One.md", "garden path")
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/One.md"]
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/One.md"]
+    assert len(ran) == 1
+
+    # An index write on this connection.
+    vault.add("Lens/Two.md", "garden gate")
+    assert sorted(paths(search_query(query="garden", folder_ids=None))) == ["Lens/One.md", "Lens/Two.md"]
+    search_remove_document(doc_id=one)
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/Two.md"]
+
+    # The joined rows: a folder renamed, a document moved.
+    Folder.objects.filter(name="Lens").update(name="Renamed")
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Renamed/Two.md"]
+    Document.objects.filter(path="/Two.md").update(path="/Moved.md")
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Renamed/Moved.md"]
+
+    # A write committed by another connection (another thread here; another process alike).
+    def elsewhere() -> None:
+        try:
+            Folder.objects.filter(name="Renamed").update(name="Elsewhere")
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=elsewhere)
+    worker.start()
+    worker.join()
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Elsewhere/Moved.md"]
+
+
+def test_nothing_is_kept_inside_a_transaction_that_may_roll_back(ran: list[str]) -> None:
+    vault = Vault()
+    vault.add("Lens/One.md", "garden path")
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/One.md"]
+    with pytest.raises(RuntimeError), transaction.atomic():
+        vault.add("Lens/Two.md", "garden gate")
+        assert len(paths(search_query(query="garden", folder_ids=None))) == 2
+        raise RuntimeError("roll back")
+    # total_changes() moved during the rolled-back writes and stays moved: nothing kept from inside.
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/One.md"]
