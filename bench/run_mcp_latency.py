@@ -18,6 +18,13 @@ both servers are left to go quiet (under 5 % of a core for a second: start-up wo
 session makes one untimed call of the tool.
 Each phase is bounded (``--phase-seconds``): callers start no call after that; the table gives the calls made.
 
+With ``--sdk-calls N`` (default 40; 0 leaves it out) each tool also gets a sequential phase driven by the
+official ``mcp`` SDK's own client (``Client``, streamable HTTP, ``mode="legacy"``: the initialize
+handshake both servers speak), the way an assistant calls: its p50 includes the SDK client's own work
+(validation, its task group and streams), the same for both servers. The 20-session phases keep the
+plain httpx client: twenty SDK clients in this one process would cost more CPU than either server on
+two cores, and the load generator would set the pace.
+
     .venv/bin/python -m bench.run_mcp_latency [--clients 20] [--calls 50] [--cache /tmp/lensrelay-bench-cache]
 """
 
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -34,7 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +52,7 @@ from bench.run_grep import (
     FOLDER,
     McpSession,
     PreparedVault,
+    ToolReply,
     add_vault_arguments,
     exported_paths,
     prepare_vault,
@@ -146,6 +155,7 @@ class Phase:
     server: str
     tool: str
     clients: int
+    via: str = "httpx"  # the client library: "httpx" (the MCP wire format by hand) or "SDK"
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     skipped: int = 0
@@ -160,6 +170,41 @@ class Phase:
         return ordered[min(len(ordered) - 1, max(0, int(-(-p * len(ordered) // 100)) - 1))]
 
 
+class SdkSession:
+    """The interface of ``McpSession`` over the official SDK client (one session, its own connection)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url
+        self.token = token
+        self._stack = contextlib.AsyncExitStack()
+        self._client: Any = None
+
+    async def open(self) -> None:
+        import httpx2
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = await self._stack.enter_async_context(
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.token}"}, timeout=120.0)
+        )
+        transport = streamable_http_client(self.url, http_client=http)
+        self._client = await self._stack.enter_async_context(Client(transport, mode="legacy"))
+
+    async def request(self, method: str) -> None:
+        assert method == "ping"
+        await self._client.send_ping()
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolReply:
+        import mcp_types
+
+        result = await self._client.call_tool(name, arguments)
+        text = "\n".join(b.text for b in result.content if isinstance(b, mcp_types.TextContent))
+        return ToolReply(text=text, is_error=bool(result.is_error))
+
+    async def close(self) -> None:
+        await self._stack.aclose()
+
+
 def process_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -169,14 +214,15 @@ async def run_phase(
     *,
     label: str,
     server: LiveServer,
-    sessions: list[McpSession],
+    sessions: Sequence[McpSession | SdkSession],
     tool: str,
     make_args: ArgsFactory,
     calls: int,
     seed: int,
     deadline_seconds: float,
+    via: str = "httpx",
 ) -> Phase:
-    phase = Phase(server=label, tool=tool, clients=len(sessions))
+    phase = Phase(server=label, tool=tool, clients=len(sessions), via=via)
     # One untimed call per session first: connection, session row and code paths warm.
     await asyncio.gather(
         *(one_call(s, tool, make_args(random.Random(seed - i))) for i, s in enumerate(sessions))
@@ -184,7 +230,7 @@ async def run_phase(
     assert server.pid is not None
     deadline = time.perf_counter() + deadline_seconds
 
-    async def caller(index: int, session: McpSession) -> None:
+    async def caller(index: int, session: McpSession | SdkSession) -> None:
         rng = random.Random(seed * 1000 + index)
         for done in range(calls):
             if time.perf_counter() > deadline:
@@ -206,7 +252,7 @@ async def run_phase(
     return phase
 
 
-async def one_call(session: McpSession, tool: str, arguments: dict[str, Any]) -> None:
+async def one_call(session: McpSession | SdkSession, tool: str, arguments: dict[str, Any]) -> None:
     if tool == "ping":
         await session.request("ping")
         return
@@ -249,6 +295,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tools", default="ping,read,glob,grep,search")
     parser.add_argument("--solo-calls", type=int, default=20, help="calls of the one-client phase")
     parser.add_argument(
+        "--sdk-calls",
+        type=int,
+        default=40,
+        help="calls of the one-client phase driven by the official mcp SDK client (0: no such phase)",
+    )
+    parser.add_argument(
         "--phase-seconds",
         type=float,
         default=10.0,
@@ -285,6 +337,11 @@ async def measure(args: argparse.Namespace, prepared: PreparedVault, peer: LiveS
             McpSession(f"{server.http_url}/mcp", token, name=f"bench-{i}") for i in range(args.clients)
         ]
         await asyncio.gather(*(s.open() for s in sessions[label]))
+    sdk_sessions: dict[str, SdkSession] = {}
+    if args.sdk_calls:
+        for label, server in servers.items():
+            sdk_sessions[label] = SdkSession(f"{server.http_url}/mcp", token)
+            await sdk_sessions[label].open()
     phases: list[Phase] = []
     try:
         for number, tool in enumerate(tools):
@@ -304,25 +361,48 @@ async def measure(args: argparse.Namespace, prepared: PreparedVault, peer: LiveS
                         deadline_seconds=args.phase_seconds,
                     )
                     phases.append(phase)
-                    p50, p99 = 1000 * phase.percentile(50), 1000 * phase.percentile(99)
-                    progress(
-                        f"{label:<8} {tool:<7} {count:>3} clients: p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  "
-                        f"{len(phase.latencies) / phase.wall:6.1f} calls/s  errors {len(phase.errors)}  "
-                        f"not started {phase.skipped}"
+                    show(phase)
+                if label in sdk_sessions:
+                    phase = await run_phase(
+                        label=label,
+                        server=servers[label],
+                        sessions=[sdk_sessions[label]],
+                        tool=tool,
+                        make_args=factories[tool],
+                        calls=args.sdk_calls,
+                        seed=7 + number,
+                        deadline_seconds=args.phase_seconds,
+                        via="SDK",
                     )
+                    phases.append(phase)
+                    show(phase)
     finally:
         for group in sessions.values():
             await asyncio.gather(*(s.close() for s in group), return_exceptions=True)
+        # Last opened, first closed: the SDK client's anyio cancel scopes, all entered in this task, must
+        # be left in reverse order.
+        for sdk in reversed(sdk_sessions.values()):
+            await sdk.close()
     return phases
 
 
+def show(phase: Phase) -> None:
+    p50, p99 = 1000 * phase.percentile(50), 1000 * phase.percentile(99)
+    progress(
+        f"{phase.server:<8} {phase.tool:<7} {phase.clients:>3} clients ({phase.via}): p50 {p50:7.1f} ms  "
+        f"p99 {p99:7.1f} ms  {len(phase.latencies) / phase.wall:6.1f} calls/s  errors {len(phase.errors)}  "
+        f"not started {phase.skipped}"
+    )
+
+
 def report(phases: list[Phase], args: argparse.Namespace) -> None:
-    floor = {(p.server, p.clients): p for p in phases if p.tool == "ping"}
-    by_key = {(p.server, p.tool, p.clients): p for p in phases}
+    floor = {(p.server, p.clients, p.via): p for p in phases if p.tool == "ping"}
+    by_key = {(p.server, p.tool, p.clients, p.via): p for p in phases}
     rows = []
     for phase in phases:
-        peer = by_key.get(("SDK peer", phase.tool, phase.clients)) if phase.server == "ours" else None
-        baseline = peer if peer is not None else floor.get(("ours", phase.clients))
+        key = ("SDK peer", phase.tool, phase.clients, phase.via)
+        peer = by_key.get(key) if phase.server == "ours" else None
+        baseline = peer if peer is not None else floor.get(("ours", phase.clients, phase.via))
         if phase.server != "ours" or baseline is None:
             vs = "-"
         elif peer is not None:
@@ -342,7 +422,7 @@ def report(phases: list[Phase], args: argparse.Namespace) -> None:
             [
                 phase.tool,
                 phase.server,
-                phase.clients,
+                phase.clients if phase.via == "httpx" else f"{phase.clients} (SDK client)",
                 f"{done:,} in {phase.wall:.1f} s" + (" (bound)" if phase.skipped else ""),
                 f"{1000 * phase.percentile(50):.1f}",
                 f"{1000 * phase.percentile(90):.1f}",
@@ -418,7 +498,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.calls} calls each, every client with its own session and connection, back to back; a phase "
         f'stops starting calls after {args.phase_seconds:.0f} s ("(bound)": not every call was made). '
         f"Percentiles over all calls completed in the phase. "
-        f"CPU per call: server process (all threads) and this load generator (same machine, "
+        + (
+            f'"1 (SDK client)": {args.sdk_calls} calls in a row through the official `mcp` SDK client. '
+            if args.sdk_calls
+            else ""
+        )
+        + f"CPU per call: server process (all threads) and this load generator (same machine, "
         f"{os.cpu_count()} CPUs).\n"
     )
     report(phases, args)

@@ -3,6 +3,8 @@
 Plain daphne reads no Django setting for its WebSocket limits and drops any message over 1 MiB by cutting the
 TCP connection: y-websocket then reconnects and resends the same update forever. Here daphne's limit is
 LENSRELAY_MAX_FRAME_BYTES, and a message over it is closed with 4413 and a reason, which stops the client.
+HTTP requests skip Twisted's form parsing (daphne never uses it) and report a lost connection straight to
+the handler (`lensrelay.http_disconnect`).
 """
 
 from __future__ import annotations
@@ -33,10 +35,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def _limited_server_class() -> type:
+    from daphne.http_protocol import WebRequest
     from daphne.server import Server
     from daphne.ws_protocol import WebSocketProtocol
     from django.conf import settings
 
+    from lensrelay.http_disconnect import DISCONNECT_WATCH, DisconnectWatch
     from lensrelay.sync.consumer import CLOSE_TOO_LARGE
     from lensrelay.sync.direct import DIRECT_SEND, DirectSocket
 
@@ -65,7 +69,26 @@ def _limited_server_class() -> type:
             self.failByDrop = False  # a close frame the client can read, not a cut connection
             self._fail_connection(CLOSE_TOO_LARGE, f"frame too large: the limit is {max_msg_size} bytes")
 
+    class LeanWebRequest(WebRequest):  # type: ignore[misc]
+        """daphne's HTTP request, minus a parse nobody reads, plus a direct disconnect report."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            # Twisted parses the Content-Type of every POST (through the email package, ~10 % of an MCP
+            # call) to fill `request.args` from form bodies; daphne never reads `args`, it hands the
+            # application the raw body and query string.
+            kwargs["parsePOSTFormSubmission"] = False
+            super().__init__(*args, **kwargs)
+            self.disconnect_watch = DisconnectWatch()
+
+        def connectionLost(self, reason: Any) -> None:
+            try:
+                super().connectionLost(reason)
+            finally:
+                self.disconnect_watch.connection_lost()
+
     class LimitedServer(Server):  # type: ignore[misc]
+        request_class = LeanWebRequest
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["websocket_max_message_size"] = limit
             kwargs["websocket_max_frame_size"] = limit
@@ -75,6 +98,15 @@ def _limited_server_class() -> type:
             def ready() -> None:
                 # Called once run() has built the WebSocket factory, before the reactor starts.
                 self.ws_factory.protocol = LimitedWebSocketProtocol
+                build = self.http_factory.buildProtocol
+
+                def build_protocol(addr: Any) -> Any:
+                    # daphne's factory sets its own request class on each connection; ours replaces it.
+                    protocol = build(addr)
+                    protocol.requestFactory = self.request_class
+                    return protocol
+
+                self.http_factory.buildProtocol = build_protocol
                 if then is not None:
                     then()
 
@@ -84,6 +116,9 @@ def _limited_server_class() -> type:
             if scope.get("type") == "websocket":
                 # The sync consumer writes its frames straight into the protocol (lensrelay.sync.direct).
                 scope.setdefault("extensions", {})[DIRECT_SEND] = DirectSocket(protocol)
+            elif scope.get("type") == "http" and isinstance(protocol, LeanWebRequest):
+                # The lean /mcp handler cancels its work through this instead of a listening task.
+                scope.setdefault("extensions", {})[DISCONNECT_WATCH] = protocol.disconnect_watch
             return super().create_application(protocol, scope)
 
     return LimitedServer

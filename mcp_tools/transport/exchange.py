@@ -32,12 +32,16 @@ class Outbox:
         # False when the client only accepts JSON: there is nowhere to put anything but the response.
         self.streaming = streaming
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        # Called on each message while `answer` waits to choose between JSON and SSE.
+        self.on_message: Callable[[], object] | None = None
 
     def send(self, message: dict[str, Any]) -> bool:
         """Queue a message; False if it was dropped because this response cannot stream."""
         if not self.streaming:
             return False
         self.queue.put_nowait(message)
+        if self.on_message is not None:
+            self.on_message()
         return True
 
 
@@ -65,24 +69,40 @@ async def answer(
     commit_after: float = COMMIT_AFTER_SECONDS,
 ) -> HttpResponseBase:
     """The HTTP response for one request; `run` yields its JSON-RPC response message and never raises."""
-    task = asyncio.ensure_future(run)
     if not outbox.streaming:
-        message = await task
+        # Nothing can precede the response: run the handler in this task (one task fewer).
+        message = await run
         return json_response(message, status=status_of(message), session_id=session_id)
 
-    first: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(outbox.queue.get())
+    # The handler runs in a task of its own, since a response that commits to SSE goes out while it still
+    # runs. Waiting for whichever comes first (its end, its first message, `commit_after`) takes one plain
+    # future and callbacks rather than a task parked on the queue and `asyncio.wait`: this is every call.
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(run)
+    woken: asyncio.Future[None] = loop.create_future()
+
+    def wake(*_: object) -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    task.add_done_callback(wake)
+    outbox.on_message = wake
+    timer = loop.call_later(commit_after, wake)
     try:
-        done, _ = await asyncio.wait({task, first}, timeout=commit_after, return_when=asyncio.FIRST_COMPLETED)
+        await woken
     except BaseException:
-        first.cancel()
         task.cancel()
         raise
-    if task in done and first not in done and outbox.queue.empty():
-        first.cancel()
+    finally:
+        timer.cancel()
+        task.remove_done_callback(wake)
+        outbox.on_message = None
+    if task.done() and outbox.queue.empty():
         message = task.result()
         if accepts.json:
             return json_response(message, status=status_of(message), session_id=session_id)
         return sse_response(_single(message), session_id=session_id)
+    first: asyncio.Future[dict[str, Any]] = asyncio.ensure_future(outbox.queue.get())
     return sse_response(EventStream(task, first, outbox), session_id=session_id)
 
 

@@ -44,8 +44,24 @@ from mcp_tools.transport.versions import (
 # Not a JSON-RPC standard code; the value the MCP SDKs use for a request the client cancelled.
 REQUEST_CANCELLED = -32800
 
+
+class _Running:
+    """A request being answered, in whichever task runs it, so `notifications/cancelled` can stop it."""
+
+    __slots__ = ("by_client", "task")
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self.task = task
+        self.by_client = False
+
+    def cancel_by_client(self) -> None:
+        if not self.by_client:
+            self.by_client = True
+            self.task.cancel()
+
+
 # Requests running in this process, so `notifications/cancelled` can stop them.
-_IN_FLIGHT: dict[tuple[str, RequestId], asyncio.Future[dict[str, Any]]] = {}
+_IN_FLIGHT: dict[tuple[str, RequestId], _Running] = {}
 
 
 async def post(request: HttpRequest, *, access: Access, accepts: Accepts, body: Any) -> HttpResponseBase:
@@ -159,18 +175,22 @@ def _scope(session: McpSession, *, access: Access, request: Request, outbox: Out
 
 
 async def _cancellable(session: McpSession, request: Request, scope: CallScope) -> dict[str, Any]:
+    """Run the request in the current task (no task of its own, this is every call). A cancellation
+    the client asked for becomes its error response; any other (the client went away, the server
+    stops) goes on up."""
     key = (session.id, request.id)
-    inner = asyncio.ensure_future(dispatch.run_request(scope, request))
-    _IN_FLIGHT[key] = inner
+    current = asyncio.current_task()
+    assert current is not None
+    running = _Running(current)
+    _IN_FLIGHT[key] = running
     try:
-        return await inner
+        return await dispatch.run_request(scope, request)
     except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is not None and current.cancelling():
-            raise  # the client went away: nobody is left to answer
+        if not running.by_client or current.uncancel() > 0:
+            raise  # not (only) the client's notification: nobody is left to answer
         return error_response(request.id, RpcError(REQUEST_CANCELLED, "Request cancelled by the client."))
     finally:
-        if _IN_FLIGHT.get(key) is inner:
+        if _IN_FLIGHT.get(key) is running:
             del _IN_FLIGHT[key]
 
 
@@ -196,9 +216,9 @@ async def _absorb(session: McpSession, message: Notification | Reply) -> None:
     if message.method == "notifications/cancelled":
         request_id = (message.params or {}).get("requestId")
         if isinstance(request_id, str | int):
-            task = _IN_FLIGHT.get((session.id, request_id))
-            if task is not None:
-                task.cancel()
+            running = _IN_FLIGHT.get((session.id, request_id))
+            if running is not None:
+                running.cancel_by_client()
 
 
 async def _batch(

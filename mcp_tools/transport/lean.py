@@ -21,6 +21,7 @@ from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.exception import response_for_exception
 from django.http import HttpRequest, HttpResponseBase
 
+from lensrelay.http_disconnect import DISCONNECT_WATCH, DisconnectWatch
 from mcp_tools.api import answer
 
 PATH = "/mcp"
@@ -42,6 +43,10 @@ class McpHandler(ASGIHandler):
                 assert refusal is not None  # Django's own answer to a request it cannot build
                 await self.send_response(refusal, send)
                 return
+            watch: DisconnectWatch | None = scope.get("extensions", {}).get(DISCONNECT_WATCH)
+            if watch is not None:
+                await self._answer_watched(request, send, watch)
+                return
             answering = asyncio.ensure_future(self._answer(request, send))
             listening = asyncio.ensure_future(self.listen_for_disconnect(receive))
             await asyncio.wait((answering, listening), return_when=asyncio.FIRST_COMPLETED)
@@ -52,6 +57,21 @@ class McpHandler(ASGIHandler):
                 await listening
             with contextlib.suppress(asyncio.CancelledError):
                 await answering
+
+    async def _answer_watched(self, request: HttpRequest, send: Any, watch: DisconnectWatch) -> None:
+        """Answer in this task; the server's watch cancels it if the client goes away meanwhile (two
+        tasks fewer per request than listening on `receive()`)."""
+        task = asyncio.current_task()
+        assert task is not None
+        if not watch.on_lost(task.cancel):
+            return  # gone before we started
+        try:
+            await self._answer(request, send)
+        except asyncio.CancelledError:
+            if not watch.lost:
+                raise  # not the client: the server is shutting down
+        finally:
+            watch.clear()
 
     async def _answer(self, request: HttpRequest, send: Any) -> None:
         response = await self.run_get_response(request)

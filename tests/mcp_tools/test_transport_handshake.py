@@ -17,6 +17,7 @@ from mcp_tools.models import McpSession
 from mcp_tools.registry import Tool
 
 from .test_transport_support import (
+    BOTH,
     GATE,
     HANDSHAKE,
     Mcp,
@@ -180,10 +181,20 @@ async def test_notifications_need_a_session_too(mcp: Mcp) -> None:
     assert reply.status == 400
 
 
-async def test_notifications_cancelled_stops_a_running_request(mcp: Mcp, test_tools: dict[str, Tool]) -> None:
-    session = await mcp.initialize()
+@pytest.mark.parametrize("accept", [BOTH, "application/json"])
+async def test_notifications_cancelled_stops_a_running_request(
+    mcp: Mcp, test_tools: dict[str, Tool], accept: str
+) -> None:
+    # With SSE accepted the handler runs in a task of its own; with JSON only, in the request's task.
+    session = await mcp.initialize(accept=accept)
     call = asyncio.ensure_future(
-        mcp.request("tools/call", {"name": "transport_wait", "arguments": {}}, session=session, request_id=77)
+        mcp.request(
+            "tools/call",
+            {"name": "transport_wait", "arguments": {}},
+            session=session,
+            request_id=77,
+            accept=accept,
+        )
     )
     await asyncio.wait_for(GATE["wait"].started.wait(), 10)
     cancel = {

@@ -373,3 +373,32 @@ async def test_a_disconnect_while_waiting_cancels_the_handler() -> None:
     await asyncio.sleep(0.05)  # the first event is out; the stream now waits for the handler
     consumer.cancel()  # what Django does when the client disconnects
     await asyncio.wait_for(cancelled.wait(), 1)
+
+
+async def test_a_client_cancel_and_a_disconnect_together_cancel_the_whole_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp_tools.transport import dispatch, handshake
+    from mcp_tools.transport.jsonrpc import Request
+
+    started = asyncio.Event()
+
+    async def waiting(scope: Any, request: Any) -> dict[str, Any]:
+        started.set()
+        await asyncio.sleep(60)
+        return ok()
+
+    monkeypatch.setattr(dispatch, "run_request", waiting)
+
+    class FakeSession:
+        id = "session-c"
+
+    request = Request(id=5, method="tools/call", params={})
+    session = cast(Any, FakeSession())
+    running = asyncio.ensure_future(handshake._cancellable(session, request, cast(Any, None)))
+    await asyncio.wait_for(started.wait(), 1)
+    handshake._IN_FLIGHT[("session-c", 5)].cancel_by_client()
+    running.cancel()  # the client went away as well: nobody is left to answer
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert ("session-c", 5) not in handshake._IN_FLIGHT

@@ -166,6 +166,24 @@ async def test_on_sqlite_a_held_write_lock_sends_the_mark_on_a_trip(counted_any:
     assert await ReadMark.objects.filter(session_key="s").aexists()
 
 
+@sqlite_only
+async def test_on_sqlite_the_loops_connection_is_as_durable_as_djangos_and_no_more() -> None:
+    # FULL would fsync the log on every read mark with the event loop waiting (~10 ms each).
+    await trips.generation()
+    loop_level = trips._loop_sqlite._connection()
+    assert loop_level is not None
+    ours = loop_level.execute("PRAGMA synchronous").fetchone()[0]
+
+    def djangos() -> int:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA synchronous")
+            return int(cursor.fetchone()[0])
+
+    assert ours == await sync_to_async(djangos)() == 1  # NORMAL
+
+
 def test_sqlite_datetimes_are_stored_as_django_stores_them() -> None:
     from django.db import connection
 
