@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,7 +39,7 @@ def _limited_server_class() -> type:
     from django.conf import settings
 
     from lensrelay.sync.consumer import CLOSE_TOO_LARGE
-    from lensrelay.sync.direct import DIRECT_SEND, DirectSocket
+    from lensrelay.sync.direct import DIRECT_SEND, DirectSocket, write_now
 
     limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)
     if not hasattr(WebSocketProtocol, "_max_message_size_exceeded"):
@@ -58,7 +59,21 @@ def _limited_server_class() -> type:
             if sync or chopsize or self.send_queue or self.logOctets:
                 super().sendData(data, sync, chopsize)  # queued or chopped sends keep their order
             else:
-                self.transport.write(data)
+                write_now(self.transport, data)
+
+        # Set by the consumer once it reads this socket's frames directly (lensrelay.sync.direct).
+        direct_receiver: Callable[[bytes | None, str | None], None] | None = None
+
+        def onMessage(self, payload: bytes, isBinary: bool) -> None:
+            receiver = self.direct_receiver
+            if receiver is None or self.muted:
+                super().onMessage(payload, isBinary)
+                return
+            self.last_ping = time.time()  # daphne's keepalive reads it, as its own onMessage keeps it
+            if isBinary:
+                receiver(payload, None)
+            else:
+                receiver(None, payload.decode("utf8"))
 
         def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int, reason: str) -> None:
             # autobahn's hook for a message over the limit, called before its payload is read.
