@@ -7,7 +7,7 @@ import contextlib
 import logging
 from collections import deque
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from channels.exceptions import StopConsumer
@@ -22,6 +22,7 @@ from lensrelay.docstore.store import get_store
 from lensrelay.folders import doc_scope, folder_settled
 from lensrelay.liveaccess import access_watch
 from lensrelay.sync import wire
+from lensrelay.sync.authstack import query_token
 from lensrelay.sync.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.sync.direct import DIRECT_SEND, DirectSocket
 from lensrelay.sync.wire import MalformedFrame, Reader
@@ -128,8 +129,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
     async def _authenticate(self, doc_id: str) -> tuple[Access | None, tuple[bool, int | None] | None]:
         """The connection's access, and for a token also the document's scope, looked up in the same
         trip to a thread (each trip costs a few milliseconds of every first sync)."""
-        query = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
-        token = (query.get("token") or [None])[0]
+        token = query_token(self.scope)
         if token:
             access, scope = await _token_access_and_scope(token, doc_id)
             return access, scope
