@@ -7,6 +7,7 @@ LENSRELAY_MAX_FRAME_BYTES, and a message over it is closed with 4413 and a reaso
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import time
@@ -37,9 +38,11 @@ def _limited_server_class() -> type:
     from daphne.server import Server
     from daphne.ws_protocol import WebSocketProtocol
     from django.conf import settings
+    from twisted.internet import reactor
 
     from lensrelay.sync.consumer import CLOSE_TOO_LARGE
     from lensrelay.sync.direct import DIRECT_SEND, DirectSocket, write_now
+    from lensrelay.sync.warmup import warm_up
 
     limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)
     if not hasattr(WebSocketProtocol, "_max_message_size_exceeded"):
@@ -90,10 +93,15 @@ def _limited_server_class() -> type:
             def ready() -> None:
                 # Called once run() has built the WebSocket factory, before the reactor starts.
                 self.ws_factory.protocol = LimitedWebSocketProtocol
+                reactor.callWhenRunning(self._warm_up)
                 if then is not None:
                     then()
 
             self.ready_callable = ready
+
+        def _warm_up(self) -> None:
+            # What a fresh server's first client would otherwise wait for (lensrelay.sync.warmup).
+            self._warming = asyncio.get_running_loop().create_task(warm_up())
 
         def create_application(self, protocol: Any, scope: dict[str, Any]) -> Any:
             if scope.get("type") == "websocket":

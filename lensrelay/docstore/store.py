@@ -52,7 +52,7 @@ def on_foreign(listener: ForeignListener) -> ForeignListener:
     return listener
 
 
-def _keep_connection_healthy() -> None:
+def keep_connection_healthy() -> None:
     """Keep this thread's one connection open across calls; replace it only after it has failed.
 
     close_old_connections() with CONN_MAX_AGE=0 closes it on every call, and closing the last connection
@@ -82,7 +82,7 @@ class DocStore:
         self.log = LogWriter(
             loop,
             writer=self.writer,
-            prepare=_keep_connection_healthy,
+            prepare=keep_connection_healthy,
             on_loop=LoopAppender.for_default_database(),
         )
         self._compacting: set[str] = set()
@@ -112,7 +112,7 @@ class DocStore:
 
     async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         def call() -> T:
-            _keep_connection_healthy()
+            keep_connection_healthy()
             return fn(*args, **kwargs)
 
         return await self.loop.run_in_executor(self._db, call)

@@ -16,15 +16,16 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from lensrelay.auth import Access, aaccess_for_user, authenticate_token
+from lensrelay.auth import Access, access_for_user, authenticate_token
 from lensrelay.docstore.room import Room
-from lensrelay.docstore.store import get_store
+from lensrelay.docstore.store import get_store, keep_connection_healthy
 from lensrelay.folders import doc_scope, folder_settled
 from lensrelay.liveaccess import access_watch
 from lensrelay.sync import wire
 from lensrelay.sync.authstack import query_token
 from lensrelay.sync.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.sync.direct import DIRECT_SEND, DirectSocket
+from lensrelay.sync.lookups import loop_lookups
 from lensrelay.sync.wire import MalformedFrame, Reader
 
 logger = logging.getLogger(__name__)
@@ -45,8 +46,15 @@ UNKNOWN_DOC_GRACE_SECONDS = 2.0
 
 
 @sync_to_async
-def _token_access_and_scope(token: str, doc_id: str) -> tuple[Access | None, tuple[bool, int | None]]:
+def token_access_and_scope(token: str, doc_id: str) -> tuple[Access | None, tuple[bool, int | None]]:
+    keep_connection_healthy()
     return authenticate_token(token), doc_scope(doc_id)
+
+
+@sync_to_async
+def _user_access(user: Any) -> Access | None:
+    keep_connection_healthy()
+    return access_for_user(user)
 
 
 class SyncConsumer(AsyncWebsocketConsumer):
@@ -89,9 +97,14 @@ class SyncConsumer(AsyncWebsocketConsumer):
 
     async def dispatch(self, message: dict[str, object]) -> None:
         # Channels' AsyncConsumer.dispatch runs close_old_connections() in the sync thread before every
-        # message; frames touch no Django connection here, so skip that thread hop for them.
+        # message; frames touch no Django connection here, so skip that thread hop for them. A connect
+        # checks its connection in its own lookup's trip instead (one trip, not two, per first sync), and
+        # keeps it open: with CONN_MAX_AGE=0 close_old_connections() closes it every time, and each
+        # connect would open a new one.
         if message["type"] == "websocket.receive":
             await self.websocket_receive(message)
+        elif message["type"] == "websocket.connect":
+            await self.websocket_connect(message)
         else:
             await super().dispatch(message)
 
@@ -131,12 +144,14 @@ class SyncConsumer(AsyncWebsocketConsumer):
         trip to a thread (each trip costs a few milliseconds of every first sync)."""
         token = query_token(self.scope)
         if token:
-            access, scope = await _token_access_and_scope(token, doc_id)
-            return access, scope
+            answered = loop_lookups.token_and_scope(token, doc_id)
+            if answered is None:
+                answered = await token_access_and_scope(token, doc_id)
+            return answered
         # A browser sends the session cookie to any page's WebSocket: only our own pages may use it.
         if not self._same_origin():
             return None, None
-        return await aaccess_for_user(self.scope.get("user")), None
+        return await _user_access(self.scope.get("user")), None
 
     def _same_origin(self) -> bool:
         headers = dict(self.scope.get("headers", []))
