@@ -7,24 +7,29 @@ these reads take tens of microseconds, so they run here, in plain SQL, on a conn
 that never waits for a lock. Nothing is kept between connects: each reads what is committed now, so a
 revocation committed by any process refuses the very next connect.
 
-Whenever this way cannot answer (not SQLite, the database busy or failing) or the token's last use must
-be written (at most once a minute per token), it answers None and the caller takes the trip, which does
-exactly what it did before.
+Whenever this way cannot answer (not SQLite, the database busy or failing) it answers None and the caller
+takes the trip, which does exactly what it did before. A token's last use, written at most once a minute
+as `authenticate_token` does, is written by a trip the connect does not wait for.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import sqlite3
 import threading
 from datetime import UTC, datetime
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from lensrelay.auth import LAST_USED_RESOLUTION, Access, token_access
 from lensrelay.models import ApiToken, Document, Folder, YDoc
+
+logger = logging.getLogger(__name__)
 
 Answer = tuple[Access | None, tuple[bool, int | None]]
 
@@ -61,6 +66,7 @@ class LoopLookups:
     def __init__(self) -> None:
         self._local = threading.local()
         self._statements: dict[str, str] | None = None
+        self._touches: dict[int, asyncio.Task[None] | None] = {}  # last-use writes under way
 
     def _connection(self) -> sqlite3.Connection | None:
         database = settings.DATABASES["default"]
@@ -106,7 +112,7 @@ class LoopLookups:
                     if token.active:
                         last_used = token.last_used_at
                         if last_used is None or timezone.now() - last_used > LAST_USED_RESOLUTION:
-                            return None  # its last use is due to be written: the trip does that
+                            self._touch(token.pk)
                         folder_ids = frozenset(r[0] for r in conn.execute(sql["folders"], (row[0],)))
                         access = token_access(token, folder_ids)
                 scope = self._scope(conn, sql, doc_id)
@@ -116,6 +122,18 @@ class LoopLookups:
             self._drop()
             return None
         return access, scope
+
+    def _touch(self, token_id: int) -> None:
+        """Record the token's use, as `authenticate_token` does, without the connect waiting for it
+        (it only feeds the admin's "last used" column)."""
+        pending = self._touches.setdefault(token_id, None)
+        if pending is not None and not pending.done():
+            return  # already on its way
+        task = asyncio.get_running_loop().create_task(_write_last_use(token_id, timezone.now()))
+        self._touches[token_id] = task
+        task.add_done_callback(_log_failure)
+        if len(self._touches) > 1000:
+            self._touches = {k: t for k, t in self._touches.items() if t is not None and not t.done()}
 
     @staticmethod
     def _scope(conn: sqlite3.Connection, sql: dict[str, str], doc_id: str) -> tuple[bool, int | None]:
@@ -134,6 +152,16 @@ class LoopLookups:
         if kept is not None:
             with contextlib.suppress(sqlite3.Error):
                 kept[1].close()
+
+
+@sync_to_async
+def _write_last_use(token_id: int, now: datetime) -> None:
+    ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        logger.warning("recording a token's last use failed", exc_info=exc)
 
 
 loop_lookups = LoopLookups()
