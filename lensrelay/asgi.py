@@ -15,15 +15,15 @@ if settings.LENSRELAY_SERVE_STATIC:
 
     django_application = ASGIStaticFilesHandler(django_application)
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs Django set up first)
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402  (needs Django set up first)
 
 from lensrelay.routing import websocket_urlpatterns  # noqa: E402
+from lensrelay.sync.authstack import auth_stack  # noqa: E402
 from mcp_tools.transport.lean import mcp_first  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": mcp_first(django_application),
-        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        "websocket": auth_stack(URLRouter(websocket_urlpatterns)),
     }
 )

@@ -9,8 +9,10 @@ the handler (`lensrelay.http_disconnect`).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,10 +41,12 @@ def _limited_server_class() -> type:
     from daphne.server import Server
     from daphne.ws_protocol import WebSocketProtocol
     from django.conf import settings
+    from twisted.internet import reactor
 
     from lensrelay.http_disconnect import DISCONNECT_WATCH, DisconnectWatch
     from lensrelay.sync.consumer import CLOSE_TOO_LARGE
-    from lensrelay.sync.direct import DIRECT_SEND, DirectSocket
+    from lensrelay.sync.direct import DIRECT_SEND, DirectSocket, write_now
+    from lensrelay.sync.warmup import warm_up
 
     limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)
     if not hasattr(WebSocketProtocol, "_max_message_size_exceeded"):
@@ -62,7 +66,21 @@ def _limited_server_class() -> type:
             if sync or chopsize or self.send_queue or self.logOctets:
                 super().sendData(data, sync, chopsize)  # queued or chopped sends keep their order
             else:
-                self.transport.write(data)
+                write_now(self.transport, data)
+
+        # Set by the consumer once it reads this socket's frames directly (lensrelay.sync.direct).
+        direct_receiver: Callable[[bytes | None, str | None], None] | None = None
+
+        def onMessage(self, payload: bytes, isBinary: bool) -> None:
+            receiver = self.direct_receiver
+            if receiver is None or self.muted:
+                super().onMessage(payload, isBinary)
+                return
+            self.last_ping = time.time()  # daphne's keepalive reads it, as its own onMessage keeps it
+            if isBinary:
+                receiver(payload, None)
+            else:
+                receiver(None, payload.decode("utf8"))
 
         def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int, reason: str) -> None:
             # autobahn's hook for a message over the limit, called before its payload is read.
@@ -107,10 +125,15 @@ def _limited_server_class() -> type:
                     return protocol
 
                 self.http_factory.buildProtocol = build_protocol
+                reactor.callWhenRunning(self._warm_up)
                 if then is not None:
                     then()
 
             self.ready_callable = ready
+
+        def _warm_up(self) -> None:
+            # What a fresh server's first client would otherwise wait for (lensrelay.sync.warmup).
+            self._warming = asyncio.get_running_loop().create_task(warm_up())
 
         def create_application(self, protocol: Any, scope: dict[str, Any]) -> Any:
             if scope.get("type") == "websocket":

@@ -28,6 +28,7 @@ class Later:
         self.handle = handle
         self.delay = delay
         self._dirty: set[str] = set()
+        self._round: set[str] = set()  # the ids of the round being handled
         self._task: asyncio.Task[None] | None = None
 
     def add(self, doc_id: str) -> None:
@@ -38,18 +39,24 @@ class Later:
     def discard(self, doc_id: str) -> None:
         """Forget a pending id whose work the caller is doing itself, right now."""
         self._dirty.discard(doc_id)
+        self._round.discard(doc_id)
 
     async def settled(self) -> None:
         while self._task is not None and not self._task.done():
             await asyncio.shield(self._task)
 
     async def _run(self) -> None:
-        if seconds := self.delay():
-            await asyncio.sleep(seconds)
+        # Ids added while a round is handled wait the delay again: a document edited without pause (a
+        # person typing) is handled once per delay, not back to back after every handling. Each
+        # handling is a trip to the database thread, whose Python holds the GIL the live sync needs.
         while self._dirty:
-            doc_id = self._dirty.pop()
-            with failures_logged(logger, "%r for %s", self.handle, doc_id):
-                await self.handle(doc_id)
+            if seconds := self.delay():
+                await asyncio.sleep(seconds)
+            self._round, self._dirty = self._dirty, set()
+            while self._round:
+                doc_id = self._round.pop()
+                with failures_logged(logger, "%r for %s", self.handle, doc_id):
+                    await self.handle(doc_id)
 
 
 class LaterBatch:

@@ -44,6 +44,13 @@ def load_state(doc_id: str) -> StoredState:
     """
     rows = list(YUpdate.objects.filter(doc_id=doc_id).order_by("id").values_list("id", "data"))
     snapshot = YSnapshot.objects.filter(doc_id=doc_id).values_list("data", "upto_update_id").first()
+    return stored_state(rows, snapshot)
+
+
+def stored_state(
+    rows: Sequence[tuple[int, bytes | memoryview]], snapshot: tuple[bytes | memoryview, int] | None
+) -> StoredState:
+    """The state that a document's log rows (id, data; by id) and its snapshot (data, upto) make."""
     upto = snapshot[1] if snapshot else 0
     updates = ([bytes(snapshot[0])] if snapshot else []) + [bytes(data) for _, data in rows]
     last_id = max([upto, *(row_id for row_id, _ in rows)])

@@ -18,6 +18,7 @@ from django.db import connection, connections
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.logwriter import LogWriter, LoopAppender
+from lensrelay.docstore.loopread import LoopReader
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.peers import PeerBus
 from lensrelay.docstore.room import FOREIGN, Room
@@ -52,7 +53,7 @@ def on_foreign(listener: ForeignListener) -> ForeignListener:
     return listener
 
 
-def _keep_connection_healthy() -> None:
+def keep_connection_healthy() -> None:
     """Keep this thread's one connection open across calls; replace it only after it has failed.
 
     close_old_connections() with CONN_MAX_AGE=0 closes it on every call, and closing the last connection
@@ -82,9 +83,11 @@ class DocStore:
         self.log = LogWriter(
             loop,
             writer=self.writer,
-            prepare=_keep_connection_healthy,
+            prepare=keep_connection_healthy,
             on_loop=LoopAppender.for_default_database(),
         )
+        # SQLite: a room's stored state is read on the loop (docstore.loopread), not in two trips.
+        self._loop_reader = LoopReader.for_default_database()
         self._compacting: set[str] = set()
         self._background: set[asyncio.Task[Any]] = set()
         self._cursor: int | None = None
@@ -112,7 +115,7 @@ class DocStore:
 
     async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         def call() -> T:
-            _keep_connection_healthy()
+            keep_connection_healthy()
             return fn(*args, **kwargs)
 
         return await self.loop.run_in_executor(self._db, call)
@@ -162,11 +165,21 @@ class DocStore:
             del self._loading[doc_id]
 
     async def _load(self, doc_id: str) -> Room | None:
-        kind = await self.db(persistence.doc_kind, doc_id)
-        if kind is None:
-            return None
-        await self.start_feed()
-        state = await self.db(persistence.load_state, doc_id)
+        loaded = self._loop_reader.room(doc_id) if self._loop_reader is not None else None
+        if loaded is not None:
+            # Read on the loop in one snapshot (SQLite): the cursor no later than the state it goes with.
+            if loaded.kind is None or loaded.state is None:
+                return None
+            if self._cursor is None:
+                self._cursor = loaded.last_update_id
+            await self.start_feed()
+            kind, state = loaded.kind, loaded.state
+        else:
+            found = await self.db(persistence.doc_kind, doc_id)
+            if found is None:
+                return None
+            await self.start_feed()
+            kind, state = found, await self.db(persistence.load_state, doc_id)
         room = Room(store=self, doc_id=doc_id, kind=kind)
         room.load(state.update, log_rows=state.log_rows)
         self._snapshots_seen[doc_id] = max(self._snapshots_seen.get(doc_id, 0), state.last_update_id)
@@ -344,6 +357,8 @@ class DocStore:
         for task in list(self._background):
             task.cancel()
         # The database threads' connections would otherwise outlive the store (and block test teardown).
+        if self._loop_reader is not None:
+            self._loop_reader.close()
         await self.loop.run_in_executor(None, self.log.close)
         await self.db(connections.close_all)
         self._db.shutdown(wait=True)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
 from channels.exceptions import StopConsumer
@@ -15,14 +16,16 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from lensrelay.auth import Access, aaccess_for_user, authenticate_token
+from lensrelay.auth import Access, access_for_user, authenticate_token
 from lensrelay.docstore.room import Room
-from lensrelay.docstore.store import get_store
+from lensrelay.docstore.store import get_store, keep_connection_healthy
 from lensrelay.folders import doc_scope, folder_settled
 from lensrelay.liveaccess import access_watch
 from lensrelay.sync import wire
+from lensrelay.sync.authstack import query_token
 from lensrelay.sync.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.sync.direct import DIRECT_SEND, DirectSocket
+from lensrelay.sync.lookups import loop_lookups
 from lensrelay.sync.wire import MalformedFrame, Reader
 
 logger = logging.getLogger(__name__)
@@ -43,8 +46,15 @@ UNKNOWN_DOC_GRACE_SECONDS = 2.0
 
 
 @sync_to_async
-def _token_access_and_scope(token: str, doc_id: str) -> tuple[Access | None, tuple[bool, int | None]]:
+def token_access_and_scope(token: str, doc_id: str) -> tuple[Access | None, tuple[bool, int | None]]:
+    keep_connection_healthy()
     return authenticate_token(token), doc_scope(doc_id)
+
+
+@sync_to_async
+def _user_access(user: Any) -> Access | None:
+    keep_connection_healthy()
+    return access_for_user(user)
 
 
 class SyncConsumer(AsyncWebsocketConsumer):
@@ -61,6 +71,11 @@ class SyncConsumer(AsyncWebsocketConsumer):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.awareness_rate = AwarenessRate()
+        # Frames taken straight from the protocol (lensrelay.sync.direct) that wait for the one before
+        # them, and the task handling them in order.
+        self._direct = False
+        self._inbox: deque[tuple[str | None, bytes | None]] = deque()
+        self._draining: asyncio.Task[None] | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if get_channel_layer(self.channel_layer_alias) is not None:
@@ -73,13 +88,23 @@ class SyncConsumer(AsyncWebsocketConsumer):
         self.base_send = send
         with contextlib.suppress(StopConsumer):
             while True:
+                if self.room is not None and not self._direct:
+                    # Connected: take the frames straight from the protocol, once daphne's queue holds
+                    # nothing that came before them (frames the client sent while we connected).
+                    direct = self._direct_socket()
+                    self._direct = direct is not None and direct.receive_directly(self.frame_received)
                 await self.dispatch(await receive())
 
     async def dispatch(self, message: dict[str, object]) -> None:
         # Channels' AsyncConsumer.dispatch runs close_old_connections() in the sync thread before every
-        # message; frames touch no Django connection here, so skip that thread hop for them.
+        # message; frames touch no Django connection here, so skip that thread hop for them. A connect
+        # checks its connection in its own lookup's trip instead (one trip, not two, per first sync), and
+        # keeps it open: with CONN_MAX_AGE=0 close_old_connections() closes it every time, and each
+        # connect would open a new one.
         if message["type"] == "websocket.receive":
             await self.websocket_receive(message)
+        elif message["type"] == "websocket.connect":
+            await self.websocket_connect(message)
         else:
             await super().dispatch(message)
 
@@ -117,15 +142,16 @@ class SyncConsumer(AsyncWebsocketConsumer):
     async def _authenticate(self, doc_id: str) -> tuple[Access | None, tuple[bool, int | None] | None]:
         """The connection's access, and for a token also the document's scope, looked up in the same
         trip to a thread (each trip costs a few milliseconds of every first sync)."""
-        query = parse_qs(self.scope.get("query_string", b"").decode(errors="replace"))
-        token = (query.get("token") or [None])[0]
+        token = query_token(self.scope)
         if token:
-            access, scope = await _token_access_and_scope(token, doc_id)
-            return access, scope
+            answered = loop_lookups.token_and_scope(token, doc_id)
+            if answered is None:
+                answered = await token_access_and_scope(token, doc_id)
+            return answered
         # A browser sends the session cookie to any page's WebSocket: only our own pages may use it.
         if not self._same_origin():
             return None, None
-        return await aaccess_for_user(self.scope.get("user")), None
+        return await _user_access(self.scope.get("user")), None
 
     def _same_origin(self) -> bool:
         headers = dict(self.scope.get("headers", []))
@@ -153,6 +179,8 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(0.1)
 
     async def disconnect(self, code: int) -> None:
+        if self._direct and (direct := self._direct_socket()) is not None:
+            direct.stop_receiving()
         await self._leave()
 
     async def _leave(self) -> None:
@@ -178,10 +206,60 @@ class SyncConsumer(AsyncWebsocketConsumer):
         self.access = access
         self.read_only = not access.can_write_live
 
-    async def send_frame(self, frame: bytes) -> None:
+    def _direct_socket(self) -> DirectSocket | None:
         direct: DirectSocket | None = self.scope.get("extensions", {}).get(DIRECT_SEND)
+        return direct
+
+    async def send_frame(self, frame: bytes) -> None:
+        direct = self._direct_socket()
         if direct is None or not direct.send(frame):
             await self.send(bytes_data=frame)
+
+    # -- frames taken straight from the protocol ------------------------------------------------------------
+
+    def frame_received(self, bytes_data: bytes | None, text_data: str | None) -> None:
+        """One frame from the client, as autobahn read it. Handled in the order received: an update
+        applies at once when nothing is waiting before it; anything else (or anything after it) goes
+        through `receive` in a task, one frame after the other."""
+        if self._inbox or self._draining is not None:
+            self._inbox.append((text_data, bytes_data))
+            return
+        if bytes_data is not None and self._apply_now(bytes_data):
+            return
+        self._inbox.append((text_data, bytes_data))
+        self._draining = asyncio.get_running_loop().create_task(self._drain())
+
+    def _apply_now(self, frame: bytes) -> bool:
+        """Apply a well-formed sync update from a writer, synchronously; False, with nothing changed,
+        for any other frame, which `receive` then handles (and refuses, closes or answers) as usual."""
+        room = self.room
+        if room is None or self.read_only or len(frame) > settings.LENSRELAY_MAX_FRAME_BYTES:
+            return False
+        try:
+            reader = Reader(frame)
+            if reader.var_uint() != wire.MESSAGE_SYNC or reader.var_uint() not in (
+                wire.SYNC_STEP2,
+                wire.SYNC_UPDATE,
+            ):
+                return False
+            update = reader.var_bytes()
+            room.apply_update(update, self)
+        except ValueError:  # MalformedFrame or UpdateRefused: nothing was applied
+            return False
+        return True
+
+    async def _drain(self) -> None:
+        try:
+            while self._inbox:
+                text_data, bytes_data = self._inbox.popleft()
+                await self.receive(text_data=text_data, bytes_data=bytes_data)
+        except Exception:
+            # Under the ASGI path this would end the consumer; here, close the socket the same way.
+            logger.exception("handling a frame of %s failed", self.doc_id)
+            self._inbox.clear()
+            await self.close(code=1011)
+        finally:
+            self._draining = None
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.room is None:

@@ -1,0 +1,36 @@
+"""The WebSocket middleware: Channels' cookie, session and user stack, without the user lookup for sockets
+that bring a token.
+
+Channels' AuthMiddleware loads the session's user before the consumer starts, on Django's sync thread:
+a thread trip on every connect, so on every first sync. A y-websocket client of the relay authenticates
+with its `?token=`, which the consumer checks itself and which never falls back to the session, so for
+those sockets the user is set to anonymous without a lookup. Sockets without a token (our own pages,
+signed in to the admin) get the session's user exactly as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.auth import AuthMiddleware
+from channels.sessions import CookieMiddleware, SessionMiddleware
+from django.contrib.auth.models import AnonymousUser
+
+
+def query_token(scope: dict[str, Any]) -> str | None:
+    """The `token` query parameter of a WebSocket's URL, if it has a non-blank one."""
+    query = parse_qs(scope.get("query_string", b"").decode(errors="replace"))
+    return (query.get("token") or [None])[0] or None
+
+
+class TokenOrSessionAuthMiddleware(AuthMiddleware):  # type: ignore[misc]
+    async def resolve_scope(self, scope: dict[str, Any]) -> None:
+        if query_token(scope):
+            scope["user"]._wrapped = AnonymousUser()
+            return
+        await super().resolve_scope(scope)
+
+
+def auth_stack(inner: Any) -> Any:
+    return CookieMiddleware(SessionMiddleware(TokenOrSessionAuthMiddleware(inner)))
