@@ -20,7 +20,13 @@ from dataclasses import dataclass
 
 from django.db import connections
 
-from lensrelay.docstore.persistence import StoredState, stored_state
+from lensrelay.docstore.persistence import (
+    FeedOrigin,
+    StoredState,
+    feed_origin_from,
+    feed_origin_sql,
+    stored_state,
+)
 from lensrelay.models import YDoc, YSnapshot, YUpdate
 
 logger = logging.getLogger(__name__)
@@ -30,16 +36,17 @@ logger = logging.getLogger(__name__)
 class LoadedRoom:
     kind: str | None  # None: no such document
     state: StoredState | None
-    last_update_id: int  # the whole log's newest id, read before the state (the catch-up cursor)
+    origin: FeedOrigin  # the log's newest id and the ids committed below it, read with the state
 
 
 class LoopReader:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, window: int) -> None:
         self.path = path
+        self.window = window
         self._connection: sqlite3.Connection | None = None
         self._sql = {
             "kind": f'SELECT "kind" FROM "{YDoc._meta.db_table}" WHERE "doc_id" = ? LIMIT 1',
-            "last": f'SELECT MAX("id") FROM "{YUpdate._meta.db_table}"',
+            "origin": feed_origin_sql(YUpdate._meta.db_table, "?"),
             "rows": f'SELECT "id", "data" FROM "{YUpdate._meta.db_table}" WHERE "doc_id" = ? ORDER BY "id"',
             "snapshot": (
                 f'SELECT "data", "upto_update_id" FROM "{YSnapshot._meta.db_table}" '
@@ -48,11 +55,11 @@ class LoopReader:
         }
 
     @classmethod
-    def for_default_database(cls) -> LoopReader | None:
+    def for_default_database(cls, *, window: int) -> LoopReader | None:
         database = connections["default"]
         name = str(database.settings_dict.get("NAME") or "")
         in_memory = name.startswith("file:") or ":memory:" in name
-        return cls(name) if database.vendor == "sqlite" and name and not in_memory else None
+        return cls(name, window=window) if database.vendor == "sqlite" and name and not in_memory else None
 
     def room(self, doc_id: str) -> LoadedRoom | None:
         """The document's kind and stored state, or None if this way cannot answer now."""
@@ -65,10 +72,10 @@ class LoopReader:
             conn = self._connection
             conn.execute("BEGIN")  # one snapshot for every read below
             try:
-                last = int(conn.execute(self._sql["last"]).fetchone()[0] or 0)
+                origin = feed_origin_from([i for (i,) in conn.execute(self._sql["origin"], (self.window,))])
                 row = conn.execute(self._sql["kind"], (doc_id,)).fetchone()
                 if row is None:
-                    return LoadedRoom(kind=None, state=None, last_update_id=last)
+                    return LoadedRoom(kind=None, state=None, origin=origin)
                 rows = conn.execute(self._sql["rows"], (doc_id,)).fetchall()
                 snapshot = conn.execute(self._sql["snapshot"], (doc_id,)).fetchone()
             finally:
@@ -82,7 +89,7 @@ class LoopReader:
         return LoadedRoom(
             kind=str(row[0]),
             state=stored_state(rows, (snapshot[0], int(snapshot[1])) if snapshot else None),
-            last_update_id=last,
+            origin=origin,
         )
 
     def close(self) -> None:

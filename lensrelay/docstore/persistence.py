@@ -237,6 +237,34 @@ def last_update_id() -> int:
     return YUpdate.objects.aggregate(m=Max("id"))["m"] or 0
 
 
+@dataclass(frozen=True)
+class FeedOrigin:
+    """Where a process starts following the log: the newest id, and the ids within the catch-up window
+    below it that were already committed then (whatever the process reads from now on includes them)."""
+
+    last_update_id: int
+    committed: frozenset[int]
+
+
+def feed_origin_sql(table: str, placeholder: str) -> str:
+    # One statement, so one snapshot on every database: a row committed later (a late commit below the
+    # newest id, on PostgreSQL) is not among the ids, and the catch-up still hands it on.
+    return (
+        f'SELECT "id" FROM "{table}" WHERE "id" > '
+        f'COALESCE((SELECT MAX("id") FROM "{table}"), 0) - {placeholder}'
+    )
+
+
+def feed_origin_from(ids: Sequence[int]) -> FeedOrigin:
+    return FeedOrigin(last_update_id=max(ids, default=0), committed=frozenset(ids))
+
+
+def feed_origin(*, window: int) -> FeedOrigin:
+    with connection.cursor() as cursor:
+        cursor.execute(feed_origin_sql(YUpdate._meta.db_table, "%s"), [window])
+        return feed_origin_from([row_id for (row_id,) in cursor.fetchall()])
+
+
 def create_ydoc(doc_id: str, kind: str) -> bool:
     """Register a document id; returns True if it was new."""
     _, created = YDoc.objects.get_or_create(doc_id=doc_id, defaults={"kind": kind})

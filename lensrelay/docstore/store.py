@@ -87,7 +87,7 @@ class DocStore:
             on_loop=LoopAppender.for_default_database(),
         )
         # SQLite: a room's stored state is read on the loop (docstore.loopread), not in two trips.
-        self._loop_reader = LoopReader.for_default_database()
+        self._loop_reader = LoopReader.for_default_database(window=self.CATCH_UP_WINDOW)
         self._compacting: set[str] = set()
         self._background: set[asyncio.Task[Any]] = set()
         self._cursor: int | None = None
@@ -171,7 +171,7 @@ class DocStore:
             if loaded.kind is None or loaded.state is None:
                 return None
             if self._cursor is None:
-                self._cursor = loaded.last_update_id
+                self._follow_from(loaded.origin)
             await self.start_feed()
             kind, state = loaded.kind, loaded.state
         else:
@@ -235,9 +235,18 @@ class DocStore:
         """Follow what other processes log from now on (idempotent; loading a document starts it too)."""
         if self._cursor is None:
             # Anything logged elsewhere from now on is caught up.
-            self._cursor = await self.db(persistence.last_update_id)
+            origin = await self.db(persistence.feed_origin, window=self.CATCH_UP_WINDOW)
+            if self._cursor is None:
+                self._follow_from(origin)
         if self._maintenance is None or self._maintenance.done():
             self._maintenance = self.loop.create_task(self._maintain())
+
+    def _follow_from(self, origin: persistence.FeedOrigin) -> None:
+        # The window below the cursor is re-read for late commits; the rows already committed when this
+        # process started following are in whatever it reads from now on, so they are not news (before,
+        # a fresh server's first poll reported 500 documents as changed elsewhere and reindexed them).
+        self._cursor = origin.last_update_id
+        self._caught_up.update(origin.committed)
 
     async def _maintain(self) -> None:
         while True:

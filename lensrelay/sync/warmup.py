@@ -30,7 +30,7 @@ async def warm_up() -> None:
         store = get_store()  # the store of the server's loop, and its threads
         await store.db(persistence.doc_kind, _NOBODY)
         await store.db(persistence.load_state, _NOBODY)
-        await store.db(persistence.last_update_id)
+        await store.db(persistence.feed_origin, window=store.CATCH_UP_WINDOW)
         await token_access_and_scope(_NOBODY, _NOBODY)
         doc: Doc = Doc()
         doc.get("contents", type=Text).insert(0, _NOBODY)

@@ -142,3 +142,26 @@ async def test_idle_rooms_unload_and_reload_from_the_database(store: Any, note: 
 
 async def test_unknown_documents_are_none(store: Any, note: Any) -> None:
     assert await store.get("no-such-doc") is None
+
+
+async def test_a_fresh_feed_reports_only_what_is_logged_after_it_starts(store: Any, note: Any) -> None:
+    older = Doc()
+    older.get("contents", type=Text).insert(0, "before the start")
+    await sync_to_async(persistence.append_update)(
+        note.doc_id, older.get_update(), is_content=True, writer="elsewhere"
+    )
+    store.rooms.pop(note.doc_id).close()
+    store._cursor, store._caught_up = None, set()  # as in a process that starts now
+    reported: list[str] = []
+    store._notify_foreign = reported.append
+    await store.start_feed()
+    await store.catch_up()
+    assert reported == []  # already in whatever this process reads from now on: not news
+
+    newer = Doc()
+    newer.get("contents", type=Text).insert(0, "after the start")
+    await sync_to_async(persistence.append_update)(
+        note.doc_id, newer.get_update(), is_content=True, writer="elsewhere"
+    )
+    await store.catch_up()
+    assert reported == [note.doc_id]
