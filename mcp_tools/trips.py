@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
+from lensrelay.loopsqlite import ThreadSqlite
 from mcp_tools.models import CredentialGeneration, ReadMark
 
 
@@ -158,38 +157,14 @@ def _settle(
 _coalescer = _Coalescer()
 
 
-# The durability of Django's own SQLite connections (their init_command in settings.py).
-LOOP_SYNCHRONOUS = "NORMAL"
-
-
 class _LoopSqlite:
-    """Per event-loop thread: a connection to the SQLite file Django uses, autocommit, no busy wait."""
+    """The counter read and mark writes on the event loop's own connection (SQLite only)."""
 
     def __init__(self) -> None:
-        self._local = threading.local()
+        self._sqlite = ThreadSqlite()
 
     def _connection(self) -> sqlite3.Connection | None:
-        database = settings.DATABASES["default"]
-        if database["ENGINE"] != "django.db.backends.sqlite3":
-            return None
-        name = str(database["NAME"])  # the test database's name while tests run
-        kept: tuple[str, sqlite3.Connection] | None = getattr(self._local, "kept", None)
-        if kept is not None and kept[0] == name:
-            return kept[1]
-        if kept is not None:
-            kept[1].close()
-            self._local.kept = None
-        if name == ":memory:" or name.startswith("file:"):
-            return None  # an in-memory database is only visible to Django's own connection
-        # mode=rw: never create the file; timeout 0: a held lock is an error here, not a wait.
-        opened = sqlite3.connect(f"file:{name}?mode=rw", uri=True, timeout=0, isolation_level=None)
-        # Checkpoints (an fsync) are left to Django's connections, off the loop.
-        opened.execute("PRAGMA wal_autocheckpoint=0")
-        # As Django's connections (settings.py): a WAL commit is then a write, no fsync. SQLite's default
-        # (FULL) fsyncs the log on every commit: ~10 ms with the event loop blocked, per read mark.
-        opened.execute(f"PRAGMA synchronous={LOOP_SYNCHRONOUS}")
-        self._local.kept = (name, opened)
-        return opened
+        return self._sqlite.connection()
 
     def generation(self) -> int | None:
         """The counter, or None when this way cannot answer right now."""

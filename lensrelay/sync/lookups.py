@@ -15,10 +15,8 @@ as `authenticate_token` does, is written by a trip the connect does not wait for
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import sqlite3
-import threading
 from datetime import UTC, datetime
 
 from asgiref.sync import sync_to_async
@@ -27,6 +25,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from lensrelay.auth import LAST_USED_RESOLUTION, Access, token_access
+from lensrelay.loopsqlite import ThreadSqlite
 from lensrelay.models import ApiToken, Document, Folder, YDoc
 
 logger = logging.getLogger(__name__)
@@ -64,28 +63,12 @@ class LoopLookups:
     """Per thread (the server's loop): a connection to Django's SQLite file, autocommit, no busy wait."""
 
     def __init__(self) -> None:
-        self._local = threading.local()
+        self._sqlite = ThreadSqlite()
         self._statements: dict[str, str] | None = None
         self._touches: dict[int, asyncio.Task[None] | None] = {}  # last-use writes under way
 
     def _connection(self) -> sqlite3.Connection | None:
-        database = settings.DATABASES["default"]
-        if database["ENGINE"] != "django.db.backends.sqlite3":
-            return None
-        name = str(database["NAME"])  # the test database's name while tests run
-        kept: tuple[str, sqlite3.Connection] | None = getattr(self._local, "kept", None)
-        if kept is not None and kept[0] == name:
-            return kept[1]
-        if kept is not None:
-            kept[1].close()
-            self._local.kept = None
-        if name == ":memory:" or name.startswith("file:"):
-            return None  # an in-memory database is only visible to Django's own connection
-        # mode=rw: never create the file; timeout 0: a held lock is an error here, not a wait.
-        opened = sqlite3.connect(f"file:{name}?mode=rw", uri=True, timeout=0, isolation_level=None)
-        opened.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints are left to Django's connections
-        self._local.kept = (name, opened)
-        return opened
+        return self._sqlite.connection()
 
     def token_and_scope(self, raw: str, doc_id: str) -> Answer | None:
         """What `consumer.token_access_and_scope` answers, or None if this way cannot answer now."""
@@ -147,11 +130,7 @@ class LoopLookups:
         return conn.execute(sql["ydoc"], (doc_id,)).fetchone() is not None, None
 
     def _drop(self) -> None:
-        kept: tuple[str, sqlite3.Connection] | None = getattr(self._local, "kept", None)
-        self._local.kept = None
-        if kept is not None:
-            with contextlib.suppress(sqlite3.Error):
-                kept[1].close()
+        self._sqlite.drop()
 
 
 @sync_to_async
