@@ -20,20 +20,28 @@ from django.conf import settings
 SYNCHRONOUS = "NORMAL"
 
 
+def sqlite_file() -> str | None:
+    """The path of the SQLite file Django's default database uses (the test database's while tests run);
+    None for other databases and for an in-memory SQLite database, which only Django's own connection
+    can see."""
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] != "django.db.backends.sqlite3":
+        return None
+    name = str(database.get("NAME") or "")
+    return None if not name or name.startswith("file:") or ":memory:" in name else name
+
+
 class ThreadSqlite:
     def __init__(self) -> None:
         self._local = threading.local()
 
     def connection(self) -> sqlite3.Connection | None:
-        database = settings.DATABASES["default"]
-        if database["ENGINE"] != "django.db.backends.sqlite3":
-            return None
-        name = str(database["NAME"])  # the test database's name while tests run
+        name = sqlite_file()
         kept: tuple[str, sqlite3.Connection] | None = getattr(self._local, "kept", None)
         if kept is not None and kept[0] == name:
             return kept[1]
         self.drop()
-        if name == ":memory:" or name.startswith("file:"):
+        if name is None:
             return None
         # mode=rw: never create the file; timeout 0: a held lock is an error here, not a wait.
         opened = sqlite3.connect(f"file:{name}?mode=rw", uri=True, timeout=0, isolation_level=None)

@@ -28,6 +28,7 @@ from django.db import connections
 from django.utils import timezone
 
 from lensrelay.docstore import persistence
+from lensrelay.loopsqlite import sqlite_file
 from lensrelay.models import YUpdate
 
 logger = logging.getLogger(__name__)
@@ -61,10 +62,8 @@ class LoopAppender:
 
     @classmethod
     def for_default_database(cls) -> LoopAppender | None:
-        database = connections["default"]
-        name = str(database.settings_dict.get("NAME") or "")
-        in_memory = name.startswith("file:") or ":memory:" in name
-        return cls(name) if database.vendor == "sqlite" and name and not in_memory else None
+        name = sqlite_file()
+        return None if name is None else cls(name)
 
     def append(self, doc_id: str, update: bytes, writer: str, author: str = "") -> int | None:
         """The new row's id, or None if the database was busy or failed (the caller uses the thread)."""

@@ -18,8 +18,6 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 
-from django.db import connections
-
 from lensrelay.docstore.persistence import (
     FeedOrigin,
     StoredState,
@@ -27,6 +25,7 @@ from lensrelay.docstore.persistence import (
     feed_origin_sql,
     stored_state,
 )
+from lensrelay.loopsqlite import sqlite_file
 from lensrelay.models import YDoc, YSnapshot, YUpdate
 
 logger = logging.getLogger(__name__)
@@ -56,10 +55,8 @@ class LoopReader:
 
     @classmethod
     def for_default_database(cls, *, window: int) -> LoopReader | None:
-        database = connections["default"]
-        name = str(database.settings_dict.get("NAME") or "")
-        in_memory = name.startswith("file:") or ":memory:" in name
-        return cls(name, window=window) if database.vendor == "sqlite" and name and not in_memory else None
+        name = sqlite_file()
+        return None if name is None else cls(name, window=window)
 
     def room(self, doc_id: str) -> LoadedRoom | None:
         """The document's kind and stored state, or None if this way cannot answer now."""
