@@ -13,6 +13,7 @@ explicitly, rather than left for the mirror to guess.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -45,6 +46,14 @@ from lensrelay.vaultpath import (
 
 class MoveRefused(ValueError):
     """A move that cannot be done; nothing was changed. The message says why."""
+
+
+class _FolderChanged(MoveRefused):
+    """The folder changed while the move was prepared (another worker's move); nothing was changed."""
+
+
+# Preparing a move awaits texts and rooms; a move on another worker landing meanwhile makes it start over.
+PREPARE_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -230,6 +239,11 @@ async def move_entries(
     Moves of one process run one at a time: each plans against the whole vault's links, so two in flight
     (a reviewer accepting several at once) would each find the folder changed by the other."""
     async with store.attached(moves_lock):
+        for _ in range(PREPARE_ATTEMPTS - 1):
+            with contextlib.suppress(_FolderChanged):
+                return await _move_entries(
+                    store, source=source, target=target, old=old, new=new, folder=folder
+                )
         return await _move_entries(store, source=source, target=target, old=old, new=new, folder=folder)
 
 
@@ -270,7 +284,7 @@ async def _move_entries(
     # From here to the entries' move there is no await: what was checked is what gets changed.
     source_entries = folderdoc.entries(source_room.doc)
     if plan() != first:
-        raise MoveRefused("The folder changed while the move was prepared; try again.")
+        raise _FolderChanged("The folder changed while the move was prepared; try again.")
     report = MoveReport()
     for planned, room in rooms:
         if room is not None:

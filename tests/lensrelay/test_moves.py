@@ -327,10 +327,16 @@ async def test_a_folder_changed_while_the_move_is_prepared_refuses_it_with_nothi
     lens_room = await store.get(lens.doc_id)
     original = TextCache.get_many
 
+    arrived = 0
+
     async def meanwhile_a_client_adds_a_note(self: TextCache, doc_ids: Any) -> dict[str, str]:
+        nonlocal arrived
+        arrived += 1  # a new one every time: the move starts over and finds the folder changed again
         with lens_room.transact():  # what a Relay client does in the folder document
             folderdoc.add_entry(
-                lens_room.doc, path="/Notes/Arrived.md", uuid="0" * 8 + "-0000-4000-8000-" + "0" * 12
+                lens_room.doc,
+                path=f"/Notes/Arrived {arrived}.md",
+                uuid=f"{arrived:08d}-0000-4000-8000-" + "0" * 12,
             )
         return await original(self, doc_ids)
 
@@ -341,5 +347,37 @@ async def test_a_folder_changed_while_the_move_is_prepared_refuses_it_with_nothi
         await move_entries(store, source=ref(lens), target=ref(lens), old="/Notes", new="/Old", folder=True)
     monkeypatch.undo()
     after = folderdoc.entries(lens_room.doc)
-    assert {path: entry for path, entry in after.items() if path != "/Notes/Arrived.md"} == before
+    assert {path: entry for path, entry in after.items() if not path.startswith("/Notes/Arrived")} == before
     assert await text_cache(store).get_many(d.doc_id for d in documents.values()) == texts
+
+
+async def test_a_move_prepared_while_another_worker_changed_the_folder_starts_over(
+    store: Any, make_folder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lens, _, documents = await vault(store, make_folder)
+    room = await store.get(lens.doc_id)
+    cache = text_cache(store)
+    get_many = cache.get_many
+    calls = 0
+
+    async def meanwhile(doc_ids: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # as another worker's move would: the folder the move needs appears meanwhile
+            with room.transact():
+                folderdoc.add_folder_entries(room.doc, paths=("/Archive",))
+        return await get_many(doc_ids)
+
+    monkeypatch.setattr(cache, "get_many", meanwhile)
+    report = await move_entries(
+        store,
+        source=ref(lens),
+        target=ref(lens),
+        old="/Notes/Ideas.md",
+        new="/Archive/Ideas.md",
+        folder=False,
+    )
+    assert calls >= 2  # prepared again after the change
+    assert report.moved == {documents["ideas"].doc_id: "/Archive/Ideas.md"}
+    entries = folderdoc.entries(room.doc)
+    assert entries["/Archive"].type == "folder" and "/Archive/Ideas.md" in entries
