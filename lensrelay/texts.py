@@ -72,6 +72,10 @@ class TextCache:
         # to grep) keeps them in `derived`, emptied on every eviction, so the budget bounds them too.
         self.evictions = 0
         self.derived: dict[object, object] = {}
+        # What entries of `derived` kept with `keep_derived` cost (copies of texts, such as grep's joined
+        # chunks): counted against the budget with the texts, and the first to go when it is short.
+        self.derived_bytes = 0
+        self._derived_sizes: dict[object, int] = {}
         # Documents changed while a load from the database was under way: what that load read may be
         # older than the change, so it is handed out once but not kept.
         self._loads = 0
@@ -91,10 +95,29 @@ class TextCache:
         self._evict()
 
     def _evict(self) -> None:
+        if self.derived_bytes and self.bytes + self.derived_bytes > self.budget:
+            self.clear_derived()
         while self.bytes > self.budget and self._texts:
             self._drop(next(iter(self._texts)))
             self.evictions += 1
-            self.derived.clear()
+            self.clear_derived()
+
+    def clear_derived(self) -> None:
+        self.derived.clear()
+        self._derived_sizes.clear()
+        self.derived_bytes = 0
+
+    def keep_derived(self, key: object, value: object, size: int) -> bool:
+        """Keep ``value`` in `derived` when its ``size`` (bytes beyond the texts it is made of) fits in the
+        budget beside the texts; it goes with the next eviction, or sooner when texts need the room."""
+        self.derived_bytes -= self._derived_sizes.pop(key, 0)
+        self.derived.pop(key, None)
+        if self.bytes + self.derived_bytes + size > self.budget:
+            return False
+        self.derived[key] = value
+        self._derived_sizes[key] = size
+        self.derived_bytes += size
+        return True
 
     def _drop(self, doc_id: str) -> None:
         old = self._texts.pop(doc_id, None)

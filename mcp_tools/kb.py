@@ -17,7 +17,8 @@ from lensrelay.links.graph import LinkGraph, link_graph
 from lensrelay.links.resolve import LinkTarget
 from lensrelay.paths import DocEntry, PathIndex, path_index
 from lensrelay.search.maintain import search_catch_up
-from lensrelay.texts import LOAD_BATCH, TextCache, text_cache
+from lensrelay.texts import LOAD_BATCH, TextCache, text_bytes, text_cache
+from mcp_tools.engines.grep import Joined, join_docs
 from mcp_tools.registry import ToolContext, ToolError
 from suggestions.accepted_view import accepted_text
 
@@ -84,6 +85,47 @@ class KnowledgeBase:
             derived[_DOCS_KEPT] = (key, docs)
         return docs
 
+    def kept_docs(self, same_as: tuple[object, ...]) -> list[tuple[str, str]] | None:
+        """What `view_docs` would return for entries named ``same_as`` when it still keeps them (nothing
+        changed since), without the entries: a caller that names its entries fully in ``same_as`` skips
+        working them out again."""
+        kept = self.texts.derived.get(_DOCS_KEPT)
+        if isinstance(kept, tuple) and kept[0] == (self.index.generation, self.texts.generation, *same_as):
+            docs: list[tuple[str, str]] = kept[1]
+            return docs
+        return None
+
+    async def joined_docs(self, docs: list[tuple[str, str]]) -> Joined | None:
+        """`join_docs` of the list `view_docs` keeps (None for any other list), joined once on a worker
+        thread and kept beside it while the text cache's budget has room for the copy; when it has not,
+        None (grep then joins what it scans as it goes, as it always did)."""
+        texts = self.texts
+        kept = texts.derived.get(_DOCS_KEPT)
+        if not isinstance(kept, tuple) or kept[1] is not docs:
+            return None
+        held = texts.derived.get(_JOINED_KEPT)
+        if isinstance(held, Joined) and held.docs is docs:
+            return held
+        building = texts.derived.get(_JOINING)
+        if not isinstance(building, tuple) or building[0] is not docs:
+            # About what the joined copy will cost; nothing is joined when it would not be kept.
+            needed = sum(text_bytes(text) for _, text in docs)
+            if texts.bytes + texts.derived_bytes + needed > texts.budget:
+                return None
+            # One join for all the calls that ask meanwhile.
+            building = texts.derived[_JOINING] = (
+                docs,
+                asyncio.ensure_future(asyncio.to_thread(join_docs, docs)),
+            )
+        future: asyncio.Future[Joined] = building[1]
+        joined = await asyncio.shield(future)
+        if texts.derived.get(_JOINING) is building:
+            del texts.derived[_JOINING]
+        kept = texts.derived.get(_DOCS_KEPT)
+        if isinstance(kept, tuple) and kept[1] is docs and texts.derived.get(_JOINED_KEPT) is not joined:
+            texts.keep_derived(_JOINED_KEPT, joined, joined.bytes)
+        return joined
+
     def streamed_docs(self, entries: list[DocEntry]) -> StreamedDocs:
         """(user path, accepted view) of each entry, in order, loaded a batch at a time while a worker
         thread iterates: a scan over more texts than the cache keeps never holds them all at once."""
@@ -133,6 +175,10 @@ STREAM_BATCH = LOAD_BATCH
 STREAM_LOAD_TIMEOUT = 120.0
 # The last documents handed to a scanning tool (key: generations and what names the entries).
 _DOCS_KEPT = "kb.view_docs"
+# `join_docs` of the documents kept under _DOCS_KEPT, with its size counted against the text budget.
+_JOINED_KEPT = "kb.joined_docs"
+# The join under way for `joined_docs`: (the list being joined, its future).
+_JOINING = "kb.joining"
 # The index's sorted visible entries for the last (generation, folders, scope) asked, per index and per
 # kind (notes only, or every file).
 _visible_sorted: WeakKeyDictionary[PathIndex, dict[bool, tuple[tuple[object, ...], list[DocEntry]]]] = (
@@ -145,5 +191,5 @@ async def open_kb() -> KnowledgeBase:
     index = path_index(store)
     await index.ensure()
     # Once per process: find what a crashed process left unindexed, after the first answer's work.
-    search_catch_up(store, after=index.folders_loaded)
+    search_catch_up(store, after=lambda: index.folders_loaded(now=False))
     return KnowledgeBase(store=store, index=index, texts=text_cache(store))

@@ -20,6 +20,15 @@ plain literal is searched with ``str.find`` alone; a regex with a required liter
 without it before any regex runs (case-folded for -i), until most documents turn out to hold it.
 Scanning stops as soon as the requested page is full.
 
+Kept joins: the grep tool scans the same kept list of documents call after call, so it joins them once
+(`join_docs`, kept by the tool beside the texts within their memory budget) and hands that to every
+scan (``joined=``). Joining is then no part of a scan, and every pattern that is not tied to a
+document's own start or end (a plain literal too) is searched by `regex` over the kept chunks with
+``concurrent=True``, which releases the GIL: two greps, or a grep and the event loop, run on two cores.
+A window's documents are joined by storage width (1, 2 or 4 bytes a character), so one emoji does not
+widen its neighbours (memory stays about the texts' own; narrow strings scan faster); its matches are
+put back in document order.
+
 Every regex call carries ``timeout=`` set to what is left of one overall deadline, so a
 catastrophic pattern raises GrepTimeout instead of holding a worker. Note that ``regex`` counts
 its timeout in CPU time of the whole process: busy sibling threads make it fire sooner, and a
@@ -29,6 +38,7 @@ machine overloaded by other processes lets the wall time run somewhat past ``opt
 from __future__ import annotations
 
 import re
+import sys
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator
@@ -50,6 +60,12 @@ NO_MATCHES = "No matches found."
 # 128 K 34 ms (a larger string is a fresh mmap whose pages fault in on every join; a smaller one reuses
 # the heap), while smaller chunks gained nothing more.
 CHUNK_CHARS = 1 << 17
+# Documents joined once and kept (`Joined`): about this many characters of consecutive documents a window,
+# joined into up to three strings by storage width. Larger than CHUNK_CHARS, as there is no join per scan
+# to keep cheap; each chunk is one GIL-free regex call.
+WINDOW_CHARS = 1 << 19
+# What CPython's header costs a non-ASCII string (its size without the characters and the final NUL).
+_HEADER = sys.getsizeof("\xe9") - 2
 # Documents checked before a required-literal prefilter that lets most through is dropped.
 _PREFILTER_TRIAL = 256
 _DOTLESS_I = "\u0131"
@@ -106,6 +122,49 @@ class _Chunk:
     starts: list[int]
     ends: list[int]
     docs: list[tuple[str, str]]
+    # Position of each document in the whole list, when the chunk is part of a `Joined` window.
+    order: list[int] | None = None
+
+
+@dataclass
+class Joined:
+    """``docs`` joined once, for every scan of them to reuse (a kept list of documents is scanned by call
+    after call). Consecutive documents form windows of about WINDOW_CHARS characters; a window's documents
+    are joined into one string per storage width (1, 2 or 4 bytes a character), so no text is widened
+    and ``bytes`` stays about what the texts themselves cost."""
+
+    docs: list[tuple[str, str]]
+    windows: list[list[_Chunk]]
+    bytes: int
+
+
+def _width(text: str) -> int:
+    """Bytes per character CPython stores ``text`` with (ASCII and Latin-1 both 1)."""
+    if text.isascii():
+        return 1
+    return (sys.getsizeof(text) - _HEADER) // (len(text) + 1)
+
+
+def join_docs(docs: list[tuple[str, str]]) -> Joined:
+    """Join ``docs`` for `grep_result` (``joined=``) to scan without joining them again."""
+    windows: list[list[_Chunk]] = []
+    pending: dict[int, list[int]] = {}
+    size = 0
+
+    def flush() -> None:
+        windows.append([_join([docs[i] for i in order], order) for order in pending.values()])
+        pending.clear()
+
+    for number, (_, text) in enumerate(docs):
+        pending.setdefault(_width(text), []).append(number)
+        size += len(text) + 1
+        if size >= WINDOW_CHARS:
+            flush()
+            size = 0
+    if pending:
+        flush()
+    total = sum(sys.getsizeof(chunk.text) for window in windows for chunk in window if len(chunk.docs) > 1)
+    return Joined(docs=docs, windows=windows, bytes=total)
 
 
 def grep(docs: Iterable[tuple[str, str]], options: GrepOptions) -> str:
@@ -114,13 +173,18 @@ def grep(docs: Iterable[tuple[str, str]], options: GrepOptions) -> str:
 
 
 def grep_result(
-    docs: Iterable[tuple[str, str]], options: GrepOptions, *, paused: Callable[[], float] | None = None
+    docs: Iterable[tuple[str, str]],
+    options: GrepOptions,
+    *,
+    paused: Callable[[], float] | None = None,
+    joined: Joined | None = None,
 ) -> GrepResult:
     """Search ``docs`` — (user path, text) pairs, already scoped and in output order.
 
     Raises GrepError for an invalid pattern or option and GrepTimeout when the search outlives
     ``options.timeout`` seconds. ``docs`` may produce its texts lazily (loading them as the scan goes):
     ``paused`` then says how many seconds so far went into producing them, which the deadline leaves out.
+    ``joined``, when given, is `join_docs` of ``docs`` (the same list), scanned instead of joining again.
     """
     _validate(options)
     if options.context is not None:
@@ -136,7 +200,9 @@ def grep_result(
     entries: list[str] = []
     files = 0
     match_lines = 0
-    for path, text, lines in scanner.matching_docs(docs):
+    if joined is not None and joined.docs is not docs:
+        joined = None  # not these documents
+    for path, text, lines in scanner.matching_docs(docs, joined):
         files += 1
         match_lines += len(lines)
         if mode == "files_with_matches":
@@ -395,7 +461,12 @@ class _Scanner:
             self.prefilter = fold_case(required) if options.ignore_case else required
         self.own_string = bool(_NEEDS_OWN_STRING.search(pattern))
 
-    def matching_docs(self, docs: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str, list[int]]]:
+    def matching_docs(
+        self, docs: Iterable[tuple[str, str]], joined: Joined | None = None
+    ) -> Iterator[tuple[str, str, list[int]]]:
+        if joined is not None and not self.own_string:
+            yield from self._joined_docs(joined)
+            return
         if self.literal is not None:
             yield from self._literal_docs(docs, self.literal)
             return
@@ -406,6 +477,27 @@ class _Scanner:
                 found = self._matching_lines(chunk, 0, len(chunk.text))
             for index, lines in found:
                 path, text = chunk.docs[index]
+                yield path, text, lines
+
+    def _joined_docs(self, joined: Joined) -> Iterator[tuple[str, str, list[int]]]:
+        """Matches over kept joined windows: every chunk is searched by `regex` without the GIL (a
+        literal too), so scans in other threads run meanwhile; a window's matches are put back in
+        document order before they are handed on."""
+        for window in joined.windows:
+            self._check_deadline()
+            found: list[tuple[int, tuple[str, str], list[int]]] = []
+            for chunk in window:
+                order = chunk.order
+                assert order is not None
+                if self.first_only:
+                    hits = self._first_matches(chunk)
+                else:
+                    hits = self._matching_lines(chunk, 0, len(chunk.text))
+                for index, lines in hits:
+                    found.append((order[index], chunk.docs[index], lines))
+            if len(window) > 1:
+                found.sort(key=_first)
+            for _, (path, text), lines in found:
                 yield path, text, lines
 
     # -- plain literal: str.find only -------------------------------------------------------
@@ -627,10 +719,14 @@ def fold_case(text: str) -> str:
     return folded.replace(_DOTLESS_I, "i") if _DOTLESS_I in folded else folded
 
 
-def _join(docs: list[tuple[str, str]]) -> _Chunk:
+def _first(item: tuple[int, tuple[str, str], list[int]]) -> int:
+    return item[0]
+
+
+def _join(docs: list[tuple[str, str]], order: list[int] | None = None) -> _Chunk:
     if len(docs) == 1:
         text = docs[0][1]
-        return _Chunk(text=text, starts=[0], ends=[len(text)], docs=docs)
+        return _Chunk(text=text, starts=[0], ends=[len(text)], docs=docs, order=order)
     starts: list[int] = []
     ends: list[int] = []
     position = 0
@@ -639,7 +735,7 @@ def _join(docs: list[tuple[str, str]]) -> _Chunk:
         position += len(text)
         ends.append(position)
         position += 1
-    return _Chunk(text="\n".join(text for _, text in docs), starts=starts, ends=ends, docs=docs)
+    return _Chunk(text="\n".join(text for _, text in docs), starts=starts, ends=ends, docs=docs, order=order)
 
 
 def _content_block(

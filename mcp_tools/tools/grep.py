@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 from pydantic import Field
@@ -65,16 +65,6 @@ class GrepArgs(ToolArgs):
 )
 async def grep(ctx: ToolContext, args: GrepArgs) -> str:
     kb = await open_kb()
-    entries = _scoped(ctx, kb, args.path)
-    if args.type:
-        extensions = grep_type_filter(args.type)
-        entries = [e for e in entries if admitted_by_type(e, extensions)]
-    if args.glob:
-        try:
-            keep = grep_glob_filter(args.glob, scope=args.path)
-        except ValueError as exc:
-            raise ToolError(f"Error: {exc}") from exc
-        entries = [e for e in entries if keep(e.user_path)]
     options = GrepOptions(
         pattern=args.pattern,
         output_mode=args.output_mode,
@@ -88,27 +78,53 @@ async def grep(ctx: ToolContext, args: GrepArgs) -> str:
         offset=args.offset,
         timeout=GREP_TIMEOUT_SECONDS,
     )
-    notes = [e for e in entries if e.is_markdown]
-    docs: Iterable[tuple[str, str]]
+    # What names the documents searched (with the index's and the texts' generations, kept by view_docs).
+    # Notes only: the last call's list as it is while nothing changed, without scoping, filtering and
+    # checking 10,000 entries again on the event loop.
+    notes_only = ("grep", ctx.access.folder_ids, args.path, args.glob, args.type, "notes")
+    docs: Iterable[tuple[str, str]] | None = kb.kept_docs(notes_only)
     paused = None
-    if len(notes) == len(entries) and not kb.texts.holds(e.doc_id for e in notes):
-        # Texts not all in memory (the first grep, or a vault larger than the text cache's budget): load
-        # them as the scan reaches them, so its peak stays near the budget instead of the whole vault.
-        stream = kb.streamed_docs(notes)
-        docs, paused = stream, stream.waited_seconds
-    else:
-        same_as = ("grep", ctx.access.folder_ids, args.path, args.glob, args.type)
-        docs = await kb.view_docs(notes, same_as=same_as)
-        if len(notes) < len(entries):  # text files too (JSON, canvas, HTML, ...), in path order as ripgrep
-            docs = sorted([*docs, *await file_docs(kb, [e for e in entries if not e.is_markdown])])
+    if docs is None:
+        docs, paused = await _docs(ctx, kb, args, notes_only)
+    # Joined once and kept while the budget allows (only the kept list of notes): a scan then joins
+    # nothing and runs off the GIL.
+    joined = await kb.joined_docs(docs) if isinstance(docs, list) else None
     try:
         # Off the event loop: a long search must not stall live document sync.
-        result = await asyncio.to_thread(grep_result, docs, options, paused=paused)
+        result = await asyncio.to_thread(grep_result, docs, options, paused=paused, joined=joined)
     except GrepTimeout as exc:
         raise ToolError(f"Error: {exc}") from exc
     except GrepError as exc:
         raise ToolError(f"Error: {exc}") from exc
     return result.text
+
+
+async def _docs(
+    ctx: ToolContext, kb: KnowledgeBase, args: GrepArgs, notes_only: tuple[object, ...]
+) -> tuple[Iterable[tuple[str, str]], Callable[[], float] | None]:
+    """The (path, text) pairs to search, in output order, and for a streamed scan what says how long
+    it waited for texts to load."""
+    entries = _scoped(ctx, kb, args.path)
+    if args.type:
+        extensions = grep_type_filter(args.type)
+        entries = [e for e in entries if admitted_by_type(e, extensions)]
+    if args.glob:
+        try:
+            keep = grep_glob_filter(args.glob, scope=args.path)
+        except ValueError as exc:
+            raise ToolError(f"Error: {exc}") from exc
+        entries = [e for e in entries if keep(e.user_path)]
+    notes = [e for e in entries if e.is_markdown]
+    if len(notes) == len(entries) and not kb.texts.holds(e.doc_id for e in notes):
+        # Texts not all in memory (the first grep, or a vault larger than the text cache's budget): load
+        # them as the scan reaches them, so its peak stays near the budget instead of the whole vault.
+        stream = kb.streamed_docs(notes)
+        return stream, stream.waited_seconds
+    if len(notes) == len(entries):
+        return await kb.view_docs(notes, same_as=notes_only), None
+    # Text files too (JSON, canvas, HTML, ...), in path order as ripgrep.
+    docs = await kb.view_docs(notes, same_as=(*notes_only[:-1], "notes beside files"))
+    return sorted([*docs, *await file_docs(kb, [e for e in entries if not e.is_markdown])]), None
 
 
 def _scoped(ctx: ToolContext, kb: KnowledgeBase, path: str | None) -> list[DocEntry]:

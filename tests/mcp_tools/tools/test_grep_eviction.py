@@ -6,15 +6,14 @@ import time
 from typing import Any
 
 import pytest
-from pycrdt import Text
 
 from lensrelay import texts as texts_module
-from lensrelay.docstore.offsets import text_insert
 from lensrelay.paths import path_index
-from lensrelay.texts import CONTENTS, TextCache, text_cache
+from lensrelay.texts import TextCache, text_cache
 from mcp_tools import kb
 from mcp_tools.engines import grep as grep_engine
 from mcp_tools.tools import grep as grep_tool
+from tests.editing import append_text
 from tests.mcp_tools.tools.conftest import access
 
 
@@ -38,12 +37,7 @@ async def test_grep_over_a_vault_larger_than_the_cache_sees_an_edit_to_an_evicte
 
     # Edit a note whose text is not in memory, through its room; then close the room.
     target = next(e for e in entries if not cache.holds([e.doc_id]))
-    room = await store.get(target.doc_id)
-    ytext = room.doc.get(CONTENTS, type=Text)
-    with room.transact():
-        current = str(ytext)
-        text_insert(ytext, current=current, index=len(current), value="\nQuixoticEvicted line\n")
-    await room.flushed()
+    await append_text(store, target.doc_id, "\nQuixoticEvicted line\n")
     store.rooms.pop(target.doc_id)
 
     text, error = await call("grep", {"pattern": "QuixoticEvicted", "output_mode": "content"})
@@ -58,7 +52,7 @@ def _forget_all(store: Any) -> Any:
     cache = text_cache(store)
     for doc_id in list(cache._texts):
         cache._drop(doc_id)
-    cache.derived.clear()
+    cache.clear_derived()
     return cache
 
 
@@ -128,13 +122,70 @@ async def test_a_streamed_grep_deadline_leaves_out_the_time_spent_loading(
     assert len(text.splitlines()) > 1
     # A scan that itself runs past the deadline is still stopped, loads or not.
     last = max((e for e in path_index(store).all_entries() if e.is_markdown), key=lambda e: e.user_path)
-    room = await store.get(last.doc_id)
-    ytext = room.doc.get(CONTENTS, type=Text)
-    with room.transact():
-        current = str(ytext)
-        text_insert(ytext, current=current, index=len(current), value="\n" + "a" * 40 + "!\n")
-    await room.flushed()
+    await append_text(store, last.doc_id, "\n" + "a" * 40 + "!\n")
     store.rooms.pop(last.doc_id)
     _forget_all(store)
     text, error = await call("grep", {"pattern": "(a|aa)+$", "output_mode": "count", "head_limit": 0})
     assert error and "took longer" in text
+
+
+async def test_the_joined_copy_grep_keeps_counts_against_the_budget(demo: Any, call: Any) -> None:
+    store = demo
+    first, error = await call("grep", {"pattern": "e", "output_mode": "count", "head_limit": 0})
+    assert not error
+    cache = text_cache(store)
+    # Texts in memory: the next grep joins them once and keeps the copy beside them, within the budget.
+    again, error = await call("grep", {"pattern": "e", "output_mode": "count", "head_limit": 0})
+    assert not error and again == first
+    joined = cache.derived.get(kb._JOINED_KEPT)
+    assert isinstance(joined, grep_engine.Joined) and cache.derived_bytes == joined.bytes > 0
+    assert cache.bytes + cache.derived_bytes <= cache.budget
+    again, error = await call("grep", {"pattern": "e", "output_mode": "count", "head_limit": 0})
+    assert not error and again == first and cache.derived.get(kb._JOINED_KEPT) is joined  # reused
+
+    # Room for the texts but not for the copy: the copy goes first, no text is evicted, grep still answers.
+    evictions = cache.evictions
+    cache.set_budget(cache.bytes + cache.derived_bytes - 1)
+    assert cache.derived_bytes == 0 and kb._JOINED_KEPT not in cache.derived
+    assert cache.evictions == evictions
+    again, error = await call("grep", {"pattern": "e", "output_mode": "count", "head_limit": 0})
+    assert not error and again == first
+    assert cache.derived_bytes == 0 and cache.bytes <= cache.budget
+
+    # An edit makes a new list of documents: the next grep sees it (joined afresh once there is room).
+    cache.set_budget(10 * 1024 * 1024)
+    entry = next(e for e in path_index(store).all_entries() if e.is_markdown)
+    await append_text(store, entry.doc_id, "\nQuixoticJoined line\n")
+    for _ in range(2):
+        text, error = await call("grep", {"pattern": "Quixotic\\w+ line", "output_mode": "content"})
+        assert not error and entry.user_path in text and "QuixoticJoined line" in text
+    assert isinstance(cache.derived.get(kb._JOINED_KEPT), grep_engine.Joined)
+
+
+async def test_a_repeated_grep_reuses_the_kept_notes_until_something_changes(
+    demo: Any, call: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = demo
+    scoped: list[object] = []
+    original = grep_tool._scoped
+
+    def counted(ctx: Any, kb_: Any, path: Any) -> Any:
+        scoped.append(path)
+        return original(ctx, kb_, path)
+
+    monkeypatch.setattr(grep_tool, "_scoped", counted)
+    for _ in range(2):
+        first, error = await call("grep", {"pattern": "e", "output_mode": "count", "head_limit": 0})
+        assert not error
+    scoped.clear()
+    again, error = await call("grep", {"pattern": "e", "output_mode": "count", "head_limit": 0})
+    assert not error and again == first and scoped == []  # nothing worked out again
+    # Other arguments name other documents: worked out.
+    _, error = await call("grep", {"pattern": "e", "glob": "**/*.md"})
+    assert not error and len(scoped) == 1
+    # An edit: worked out again, and seen.
+    entry = next(e for e in path_index(store).all_entries() if e.is_markdown)
+    await append_text(store, entry.doc_id, "\nQuixoticKept line\n")
+    scoped.clear()
+    text, error = await call("grep", {"pattern": "QuixoticKept", "output_mode": "content"})
+    assert not error and "QuixoticKept line" in text and len(scoped) == 1
