@@ -45,7 +45,7 @@ def _limited_server_class() -> type:
 
     from lensrelay.http_disconnect import DISCONNECT_WATCH, DisconnectWatch
     from lensrelay.sync.consumer import CLOSE_TOO_LARGE
-    from lensrelay.sync.direct import DIRECT_SEND, DirectSocket, write_now
+    from lensrelay.sync.direct import DIRECT_SEND, DirectSocket, read_frames, write_now
     from lensrelay.sync.warmup import warm_up
 
     limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)
@@ -57,10 +57,11 @@ def _limited_server_class() -> type:
     class LimitedWebSocketProtocol(WebSocketProtocol):  # type: ignore[misc]
         # autobahn formats three values for a debug log line on every read and every write, even with
         # debug logging off: at fifty clients on a document that is most of the cost of a send. These
-        # are its methods without that line (and without the octet counters daphne never reads).
+        # are its methods without that line (and without the octet counters daphne never reads); the
+        # client's usual frames are read by lensrelay.sync.direct.read_frames.
 
         def dataReceived(self, data: bytes) -> None:
-            self._dataReceived(data)
+            read_frames(self, data)  # the common client frame read here, anything else by autobahn
 
         def sendData(self, data: bytes, sync: bool = False, chopsize: int | None = None) -> None:
             if sync or chopsize or self.send_queue or self.logOctets:

@@ -14,6 +14,12 @@ The other way, the consumer can take the client's frames straight from the proto
 (`receive_directly`): each frame is handled as soon as autobahn has read it, an ordinary update without any
 task switch, instead of travelling as a message dict through daphne's application queue to the
 consumer's task on a later turn of the loop.
+
+And before that, `read_frames` reads the common client frame itself (one whole, unfragmented, masked binary
+frame, as y-websocket sends every message) instead of autobahn's general parser, which for every frame
+builds a header object, a native masker, per-frame and per-message lists and a "message" event nobody
+listens to. Anything else is left to autobahn, from the first byte it does not take, so it sees the
+stream exactly as before from a frame boundary on.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autobahn.websocket.protocol import PreparedMessage
+from autobahn.websocket.xormasker import create_xor_masker
 from twisted.internet import tcp
 
 DIRECT_SEND = "lensrelay.direct_send"
@@ -101,3 +108,84 @@ def write_now(transport: Any, data: bytes) -> None:
         sent = 0  # a broken connection: Twisted's own write finds out and closes it as usual
     if sent < len(data):
         transport.write(data[sent:])
+
+
+# FIN set, no RSV bits (no extension in use), opcode 2: a whole binary message in one frame.
+_FIN_BINARY = 0x82
+_MASKED = 0x80
+# Payloads up to this size are unmasked with one integer XOR; autobahn's native masker costs more to set
+# up than that for a small frame and less for a big one.
+_SMALL_PAYLOAD = 2048
+
+
+def _unmask(mask: bytes, payload: bytes) -> bytes:
+    n = len(payload)
+    if n > _SMALL_PAYLOAD:
+        unmasked: bytes = create_xor_masker(mask, n).process(payload)
+        return unmasked
+    key = int.from_bytes((mask * (n // 4 + 1))[:n], "little")
+    return (int.from_bytes(payload, "little") ^ key).to_bytes(n, "little")
+
+
+def _between_frames(protocol: Any) -> bool:
+    """Whether autobahn is open and holds nothing of a frame or message, and whether nothing it would
+    do for a plain binary frame beyond handing it to onMessage (compression, logging, timings, listeners
+    of the "message" event) is in use."""
+    listeners = protocol._listeners
+    return bool(
+        protocol.state == protocol.STATE_OPEN
+        and not protocol.data
+        and protocol.current_frame is None
+        and not protocol.inside_message
+        and not protocol.failedByMe
+        and protocol._perMessageCompress is None
+        and protocol.applyMask
+        and not protocol.logFrames
+        and not protocol.trackedTimings
+        and not (listeners and listeners.get("message"))
+    )
+
+
+def read_frames(protocol: Any, data: bytes) -> None:
+    """Bytes received by a server-side autobahn WebSocket protocol (`dataReceived`).
+
+    Whole masked binary frames with nothing of an earlier frame pending are unmasked here and handed to
+    `protocol.onMessage(payload, True)`, one after the other, as autobahn would. From the first byte
+    that is anything else (a text, control or fragmented frame, a frame not yet complete, one over the
+    size limits, an unmasked or 64-bit-length one, a broken header) the rest goes to autobahn's own
+    `_dataReceived`, which parses, refuses or closes exactly as it always did.
+    """
+    pos = 0
+    end = len(data)
+    while pos + 2 <= end and _between_frames(protocol):
+        if data[pos] != _FIN_BINARY:
+            break
+        second = data[pos + 1]
+        if not second & _MASKED:
+            break
+        length = second & 0x7F
+        if length < 126:
+            start = pos + 6
+        elif length == 126:
+            if pos + 4 > end:
+                break
+            length = (data[pos + 2] << 8) | data[pos + 3]
+            if length < 126:
+                break  # not the shortest encoding: autobahn refuses it
+            start = pos + 8
+        else:
+            break  # 64-bit lengths (64 KiB and more) are rare: autobahn's parser takes them
+        frame_limit = protocol.maxFramePayloadSize
+        message_limit = protocol.maxMessagePayloadSize
+        if 0 < frame_limit < length or 0 < message_limit < length:
+            break  # autobahn closes it (lensrelay.serve's hook: 4413)
+        stop = start + length
+        if stop > end:
+            break  # the frame is not all here yet: autobahn buffers it
+        payload = _unmask(data[start - 4 : start], data[start:stop])
+        pos = stop
+        if protocol.autoPingTimeoutCall and protocol.autoPingRestartOnAnyTraffic:
+            protocol._cancelAutoPingTimeoutCall()  # as autobahn does for any data frame
+        protocol.onMessage(payload, True)
+    if pos < end:
+        protocol._dataReceived(data[pos:] if pos else data)
