@@ -165,12 +165,17 @@ class DocStore:
             del self._loading[doc_id]
 
     async def _load(self, doc_id: str) -> Room | None:
-        loaded = self._loop_reader.room(doc_id) if self._loop_reader is not None else None
+        # The log's origin is read only while nothing follows the log yet (the first room): ~500 ids.
+        following = self._cursor is not None
+        loaded = (
+            self._loop_reader.room(doc_id, origin=not following) if self._loop_reader is not None else None
+        )
         if loaded is not None:
             # Read on the loop in one snapshot (SQLite): the cursor no later than the state it goes with.
             if loaded.kind is None or loaded.state is None:
                 return None
             if self._cursor is None:
+                assert loaded.origin is not None  # nothing awaited since `following` was read
                 self._follow_from(loaded.origin)
             await self.start_feed()
             kind, state = loaded.kind, loaded.state
@@ -189,6 +194,12 @@ class DocStore:
         for listener in _load_listeners:
             listener(room)
         return room
+
+    def warm_loop_reads(self, doc_id: str) -> None:
+        """Run the loop's own reads once for `doc_id`, an id nobody has (lensrelay.sync.warmup): a fresh
+        server's first room load would otherwise also open the connection and read the file's schema."""
+        if self._loop_reader is not None:
+            self._loop_reader.room(doc_id)
 
     async def create(self, doc_id: str, kind: str) -> Room:
         """Register a document id (idempotent) and return its room."""

@@ -6,16 +6,26 @@ connect-time lookups ran their code for the first time, all while the first clie
 (`lensrelay.serve`) runs `warm_up` as soon as the event loop turns, before any client can have connected
 in practice; it reads nothing a client could see and changes nothing. If it fails, clients simply pay
 the cost themselves, as before.
+
+Besides the store's thread, it runs once what a connect runs on the loop: a WebSocket connect with a
+token nobody has goes through the ASGI application (the URL patterns are compiled on their first match,
+the middleware and the consumer run for the first time, the loop's own SQLite connection for the
+lookups is opened) and is refused there; the loop's room reads run for an id nobody has; and a room is
+built, loaded, encoded for a sync and dropped without ever being registered.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import Any
 
 from pycrdt import Doc, Text
 
 from lensrelay.docstore import persistence
-from lensrelay.docstore.store import get_store
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import DocStore, get_store
+from lensrelay.sync import wire
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +42,57 @@ async def warm_up() -> None:
         await store.db(persistence.load_state, _NOBODY)
         await store.db(persistence.feed_origin, window=store.CATCH_UP_WINDOW)
         await token_access_and_scope(_NOBODY, _NOBODY)
-        doc: Doc = Doc()
-        doc.get("contents", type=Text).insert(0, _NOBODY)
-        Doc().apply_update(doc.get_update())
+        await refused_connect()
+        store.warm_loop_reads(_NOBODY)
+        unregistered_room(store)
     except Exception:
         logger.warning("warming up the sync path failed; the first clients will wait for it", exc_info=True)
+
+
+async def refused_connect() -> list[dict[str, Any]]:
+    """A WebSocket connect to /d/<nobody> with an unknown token, through the whole ASGI application;
+    returns what the application sent (an accept, then a close with 4401)."""
+    from lensrelay.asgi import application
+
+    messages: list[dict[str, Any]] = [{"type": "websocket.connect"}]
+    sent: list[dict[str, Any]] = []
+    closed = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop(0)
+        await closed.wait()
+        return {"type": "websocket.disconnect", "code": 4401}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+        if message["type"] == "websocket.close":
+            closed.set()
+
+    path = f"/d/{_NOBODY}/ws/{_NOBODY}"
+    scope = {
+        "type": "websocket",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": f"token={_NOBODY}".encode(),
+        "headers": [(b"host", b"127.0.0.1")],
+        "subprotocols": [],
+        "client": ("127.0.0.1", 0),
+        "server": ("127.0.0.1", 0),
+    }
+    await asyncio.wait_for(application(scope, receive, send), timeout=10)
+    return sent
+
+
+def unregistered_room(store: DocStore) -> None:
+    """Build, load and encode a room the way a first sync does; the store never holds it."""
+    doc: Doc = Doc()
+    doc.get("contents", type=Text).insert(0, _NOBODY)
+    room = Room(store=store, doc_id=_NOBODY, kind="content")
+    room.load(doc.get_update(), log_rows=0)
+    try:
+        wire.sync_step1(room.doc.get_state())
+        wire.sync_step2(room.state_update(Doc().get_state()))
+    finally:
+        room.close()

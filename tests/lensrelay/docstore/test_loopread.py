@@ -57,7 +57,17 @@ async def test_the_loop_reads_what_load_state_reads(reader: LoopReader, store: A
     )
     assert text_of(loaded.state.update) == text_of(expected.update) == "after 43210start"
     origin = await sync_to_async(persistence.feed_origin)(window=500)
-    assert loaded.origin == origin and origin.last_update_id in origin.committed
+    assert loaded.origin is not None and origin.last_update_id in origin.committed
+    assert loaded.origin.last_update_id == origin.last_update_id
+    # Every row the database thread lists is marked handled; the other ids of the window are of no row
+    # (folded by the compaction above) and no later row will ever have them.
+    assert origin.committed <= loaded.origin.committed
+    extra = loaded.origin.committed - origin.committed
+    assert extra and not await YUpdate.objects.filter(id__in=extra).aexists()
+    assert min(loaded.origin.committed) == max(1, origin.last_update_id - 499)
+    insert(room, 0, "later ")
+    await room.flushed()
+    assert await YUpdate.objects.filter(id__in=loaded.origin.committed).acount() == len(origin.committed)
 
     unknown = reader.room("no-such-doc")
     assert unknown is not None and unknown.kind is None
@@ -107,3 +117,38 @@ async def test_a_write_in_progress_does_not_stop_the_read(
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+async def test_the_log_origin_is_read_only_for_a_stores_first_room(
+    reader: LoopReader, store: Any, make_folder: Any
+) -> None:
+    folder = await sync_to_async(make_folder)("Lens")
+    first = await document_create(store=store, folder=folder, path="/First.md", text="one")
+    second = await document_create(store=store, folder=folder, path="/Second.md", text="two")
+    without = reader.room(second.doc_id, origin=False)
+    assert without is not None and without.origin is None
+    assert without.state is not None and text_of(without.state.update) == "two"
+    missing = reader.room("no-such-doc", origin=False)
+    assert missing is not None and missing.kind is None and missing.origin is None
+
+    # A fresh server: its first room load sets the cursor from the origin read with it...
+    for doc_id in (first.doc_id, second.doc_id):
+        store.rooms.pop(doc_id).close()
+    store._cursor = None
+    asked: list[bool] = []
+    assert store._loop_reader is not None
+    room_read = store._loop_reader.room
+
+    def recorded(doc_id: str, *, origin: bool = True) -> Any:
+        asked.append(origin)
+        return room_read(doc_id, origin=origin)
+
+    store._loop_reader.room = recorded
+    assert await store.get(first.doc_id) is not None
+    cursor = store._cursor
+    assert cursor == await sync_to_async(persistence.last_update_id)()
+    # ...the next one, already following the log, does not read it again, and the cursor stays.
+    room = await store.get(second.doc_id)
+    assert room is not None and text_of(room.state_update()) == "two"
+    assert asked == [True, False]
+    assert store._cursor == cursor

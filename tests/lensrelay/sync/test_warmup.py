@@ -26,3 +26,37 @@ async def test_warm_up_creates_the_loops_store_and_writes_nothing(caplog: Any) -
     assert await YUpdate.objects.acount() == 0
     assert await ApiToken.objects.acount() == 0
     await store.close()
+
+
+async def test_the_warm_up_connect_is_refused_like_an_unknown_token() -> None:
+    from lensrelay.sync.warmup import refused_connect
+
+    sent = await refused_connect()
+    assert [m["type"] for m in sent] == ["websocket.accept", "websocket.close"]
+    assert sent[-1]["code"] == 4401
+    assert await ApiToken.objects.acount() == 0
+    store = _stores.get(asyncio.get_running_loop())
+    if store is not None:
+        assert not store.rooms
+        await store.close()
+
+
+async def test_warm_up_opens_the_loops_own_connections_and_registers_no_room(caplog: Any) -> None:
+    from django.db import connection
+
+    from lensrelay.sync.lookups import loop_lookups
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the loop's own reads are for SQLite only")
+    loop_lookups._drop()
+    with caplog.at_level(logging.WARNING, logger="lensrelay.sync.warmup"):
+        await warm_up()
+    assert not caplog.records
+    store = get_store()
+    assert store._loop_reader is not None and store._loop_reader._connection is not None
+    assert (
+        getattr(loop_lookups._sqlite._local, "kept", None) is not None
+        and loop_lookups._statements is not None
+    )
+    assert not store.rooms and store._cursor is None  # nothing followed, nothing loaded
+    await store.close()
