@@ -2,18 +2,49 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError
+from ninja.openapi.docs import ABS_TPL_PATH, Swagger
+from ninja.security import HttpBearer
 
+from lensrelay.auth import Access, aauthenticate_token
 from lensrelay.docstore.trashdoc import TRASH
-from lensrelay.http_auth import TokenAuth, request_access, unauthorized
+from lensrelay.http_auth import unauthorized
 from lensrelay.models import Document, Folder
 
-api = NinjaAPI(title="Lens Relay", version="0.1.0", auth=TokenAuth(), urls_namespace="api")
+
+class TokenAuth(HttpBearer):
+    async def authenticate(self, request: HttpRequest, token: str) -> Access | None:  # type: ignore[override]
+        return await aauthenticate_token(token)
+
+
+def request_access(request: Any) -> Access:
+    access = request.auth
+    assert isinstance(access, Access)
+    return access
+
+
+class OfflineSwagger(Swagger):
+    """/api/docs from this server's own files (no CDN), though django-ninja is not an installed app.
+
+    django-ninja renders its offline page only when "ninja" is in INSTALLED_APPS, and its CDN page from
+    `template_cdn` otherwise. It is not installed here (an installed app is imported at start-up; see
+    settings), and its templates and static files are added by path, so this points "CDN" at the
+    offline page.
+    """
+
+    template_cdn = str(ABS_TPL_PATH / "swagger.html")
+
+
+api = NinjaAPI(
+    title="Lens Relay", version="0.1.0", auth=TokenAuth(), urls_namespace="api", docs=OfflineSwagger()
+)
 
 
 @api.exception_handler(AuthenticationError)

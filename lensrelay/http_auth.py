@@ -1,13 +1,11 @@
-"""Bearer-token authentication for plain HTTP views and django-ninja operations."""
+"""Bearer tokens in plain HTTP views and the MCP endpoint (django-ninja's `TokenAuth` is in `lensrelay.api`).
+
+No django-ninja here: `/ready` and `/mcp` import this, and a fresh server answers them without loading it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpRequest, JsonResponse
-from ninja.security import HttpBearer
-
-from lensrelay.auth import Access, aauthenticate_token
 
 
 def bearer_token(request: HttpRequest) -> str | None:
@@ -22,14 +20,3 @@ def unauthorized(message: str = "A valid bearer token is required.") -> JsonResp
     response = JsonResponse({"error": message}, status=401)
     response["WWW-Authenticate"] = 'Bearer realm="lens-relay"'
     return response
-
-
-class TokenAuth(HttpBearer):
-    async def authenticate(self, request: HttpRequest, token: str) -> Access | None:  # type: ignore[override]
-        return await aauthenticate_token(token)
-
-
-def request_access(request: Any) -> Access:
-    access = request.auth
-    assert isinstance(access, Access)
-    return access

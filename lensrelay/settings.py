@@ -1,6 +1,7 @@
 """Settings come from environment variables; every one has a default for the embedded shape."""
 
 import os
+from importlib.util import find_spec
 from pathlib import Path
 
 import dj_database_url
@@ -47,13 +48,13 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
-    "ninja",  # its templates and static files: /api/docs works offline
     "lensrelay",
     "suggestions",
     "mcp_tools",
 ]
 
 MIDDLEWARE = [
+    "lensrelay.readyroute.ready_urlconf",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -66,10 +67,17 @@ MIDDLEWARE = [
 ROOT_URLCONF = "lensrelay.urls"
 ASGI_APPLICATION = "lensrelay.asgi.application"
 
+# django-ninja's templates and static files (/api/docs works offline), added by path rather than as an
+# installed app: an installed app is imported by django.setup(), and django-ninja (with django.test and
+# jinja2, which it imports) is not needed for `/ready` nor a first MCP answer (issue 11, start-up).
+_ninja_spec = find_spec("ninja")  # finds the package without importing it
+assert _ninja_spec is not None and _ninja_spec.submodule_search_locations
+NINJA_DIR = Path(next(iter(_ninja_spec.submodule_search_locations)))
+
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [BASE_DIR / "templates", NINJA_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -131,6 +139,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+STATICFILES_DIRS = [NINJA_DIR / "static"]
 
 LOGGING = {
     "version": 1,

@@ -1,4 +1,4 @@
-"""`/mcp` straight from the ASGI server to `mcp_tools.api.handle`, past Django's middleware and URL routing.
+"""`/mcp` from the ASGI server straight to `mcp_tools.endpoint.handle`, past Django's middleware and routing.
 
 None of the middleware does anything for `/mcp` (no cookies, CSRF, sessions or templates: the endpoint
 checks its own Origin, token and limits), yet the chain, URL resolving, django-ninja's dispatch, the
@@ -22,7 +22,7 @@ from django.core.handlers.exception import response_for_exception
 from django.http import HttpRequest, HttpResponseBase
 
 from lensrelay.http_disconnect import DISCONNECT_WATCH, DisconnectWatch
-from mcp_tools.api import answer
+from mcp_tools.endpoint import answer
 
 PATH = "/mcp"
 
