@@ -4,16 +4,18 @@ read again when another process mirrored meanwhile."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import pytest
 
 from lensrelay import paths
 from lensrelay.docstore.store import DocStore, get_store
+from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.documents import document_create
 from lensrelay.folders import folder_create, folder_settled, mirror_for
-from lensrelay.models import Folder
-from lensrelay.paths import path_index
+from lensrelay.models import Document, Folder
+from lensrelay.paths import DocEntry, path_index
 from tests.lensrelay.test_change_feed import EVERYONE, in_another_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -104,3 +106,109 @@ async def test_paths_answer_before_the_folder_document_is_loaded_and_it_loads_af
         return answered, loaded_at_once, folder.doc_id in other.rooms
 
     assert await in_another_process(restarted) == (True, False, True)
+
+
+async def test_the_folder_documents_load_after_the_request_that_built_the_index_has_finished(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Loading a 100,000-entry folder document holds the event loop for a second: the first answer goes
+    # out first. The bound is set far out, so it is not what starts the load here.
+    folder = await a_vault(store)
+    monkeypatch.setattr(paths, "FOLDER_DOCS_WAIT", 60.0)
+
+    async def restarted(other: DocStore) -> tuple[bool, bool, bool]:
+        index = path_index(other)
+
+        async def request() -> bool:
+            await index.ensure()
+            await asyncio.sleep(0.2)  # the answer's own work: long enough for the load to have run
+            return folder.doc_id in other.rooms
+
+        loaded_during = await asyncio.create_task(request())
+        await asyncio.wait_for(index.folders_loaded(now=False), timeout=10)  # started by its end
+        caught_up = index.resolve(EVERYONE, "Lens/Notes/C.md") is not None
+        return loaded_during, folder.doc_id in other.rooms, caught_up
+
+    assert await in_another_process(restarted) == (False, True, True)
+
+
+async def test_a_caller_that_lives_on_holds_the_folder_documents_back_only_so_long(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = await a_vault(store)
+    monkeypatch.setattr(paths, "FOLDER_DOCS_WAIT", 0.05)
+
+    async def restarted(other: DocStore) -> bool:
+        index = path_index(other)
+        await index.ensure()  # this task goes on: only the bound starts the load
+        await asyncio.wait_for(index.folders_loaded(now=False), timeout=10)
+        return folder.doc_id in other.rooms
+
+    assert await in_another_process(restarted)
+
+
+async def test_waiting_for_the_folder_documents_starts_their_load_at_once(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = await a_vault(store)
+    monkeypatch.setattr(paths, "FOLDER_DOCS_WAIT", 60.0)
+
+    async def restarted(other: DocStore) -> bool:
+        index = path_index(other)
+        await index.ensure()
+        await asyncio.wait_for(index.folders_loaded(), timeout=10)  # not after this task, nor the bound
+        return folder.doc_id in other.rooms
+
+    assert await in_another_process(restarted)
+
+
+def rows_as_before(folder_ids: Any = None) -> list[DocEntry]:
+    """The rows as `_rows` read them through Django's iteration and DocEntry's own constructor."""
+    folders = dict(paths._folders_by_id())
+    documents = Document.objects.exclude(path=TRASH).exclude(path__startswith=TRASH + "/")
+    if folder_ids is not None:
+        documents = documents.filter(folder_id__in=list(folder_ids))
+    return [
+        DocEntry(doc_id, folder_id, folders[folder_id][0], folders[folder_id][1], path, type_)
+        for doc_id, folder_id, path, type_ in documents.values_list("doc_id", "folder_id", "path", "type")
+    ]
+
+
+async def test_the_rows_read_on_a_plain_cursor_are_the_entries_django_read(store: Any) -> None:
+    lens = await a_vault(store)
+    other = await store.db(folder_create, name="Archive")
+    await document_create(store=store, folder=other, path="/Old/Z.md", text="z")
+    await document_create(store=store, folder=other, path="/_trashy.md", text="not in the trash")
+    await folder_settled()
+
+    def add_rows() -> None:  # what the index must leave out or keep, whatever mirroring would write
+        for n, (path, type_) in enumerate(
+            [
+                (TRASH, "folder"),
+                (f"{TRASH}/Gone.md", "markdown"),
+                ("/Pics", "folder"),
+                ("/Pics/a.png", "image"),
+            ]
+        ):
+            Document.objects.create(
+                folder=lens, uuid=f"u{n}", doc_id=f"{lens.doc_id[:36]}-u{n}", path=path, type=type_
+            )
+
+    await store.db(add_rows)
+    expected = await store.db(rows_as_before)
+    rows = await store.db(paths._rows)
+    assert rows == expected
+    assert [e.user_path for e in rows] == [e.user_path for e in expected]
+    assert [vars(e) for e in rows] == [vars(e) for e in expected]  # user_path included, computed alike
+    assert {e.path for e in rows} >= {"/Pics", "/Pics/a.png", "/_trashy.md", "/Old/Z.md"}
+    assert not {e.path for e in rows} & {TRASH, f"{TRASH}/Gone.md"}
+    assert await store.db(paths._rows, [other.id]) == await store.db(rows_as_before, [other.id])
+    assert await store.db(paths._rows, []) == []
+
+    index = path_index(store)
+    await index.ensure()
+    assert list(index._by_path.items()) == [(e.user_path, e) for e in expected]
+    assert list(index._by_doc_id.items()) == [(e.doc_id, e) for e in expected]
+    hash(rows[0])  # still a frozen dataclass: hashable, and immutable
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rows[0].path = "/elsewhere"  # type: ignore[misc]
