@@ -12,7 +12,7 @@ from lensrelay.documents import document_create
 from lensrelay.folders import folder_create
 from lensrelay.models import Folder
 from lensrelay.texts import TextCache, text_bytes, text_cache
-from tests.lensrelay.search.test_maintain import append
+from tests.editing import append_text
 from tests.lensrelay.test_change_feed import in_another_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -70,7 +70,7 @@ async def test_an_edit_here_to_an_evicted_document_is_seen(store: Any) -> None:
     cache.set_budget(2 * text_bytes("note 0 " * 40) + 10)
     await cache.get_many(doc_ids)
     assert not cache.holds(doc_ids[:1])
-    await append(store, doc_ids[0], "changed here")
+    await append_text(store, doc_ids[0], "changed here")
     await unload(store, doc_ids[:1])
     assert await cache.get(doc_ids[0]) == "note 0 " * 40 + "changed here"
 
@@ -87,7 +87,7 @@ async def test_an_edit_by_another_process_to_an_evicted_document_is_seen(store: 
 
     async def edit(other: Any) -> None:
         for doc_id in (doc_ids[0], doc_ids[-1]):  # one evicted, one kept
-            await append(other, doc_id, "changed elsewhere")
+            await append_text(other, doc_id, "changed elsewhere")
 
     await in_another_process(edit)
     await store.catch_up()

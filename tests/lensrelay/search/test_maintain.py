@@ -19,6 +19,7 @@ from lensrelay.search.index import search_clear, search_indexed, search_query
 from lensrelay.search.maintain import search_ready, search_reindex_all, search_settled
 from lensrelay.search.rows import Hit
 from lensrelay.texts import CONTENTS, text_cache
+from tests.editing import append_text
 from tests.lensrelay.search.helpers import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,21 +37,12 @@ async def make(store: Any, name: str = "Lens") -> Folder:
     return await store.db(folder_create, name=name)
 
 
-async def append(store: Any, doc_id: str, words: str) -> None:
-    room = await store.get(doc_id)
-    ytext = room.doc.get(CONTENTS, type=Text)
-    with room.transact():
-        current = str(ytext)
-        text_insert(ytext, current=current, index=len(current), value=words)
-    await room.flushed()
-
-
 async def test_an_edit_through_the_store_is_searchable_within_a_second(store: Any) -> None:
     folder = await make(store)
     doc = await document_create(
         store=store, folder=folder, path="/Notes/Cell.md", text="The cell membrane.\n"
     )
-    await append(store, doc.doc_id, "Ribosomes make proteins.\n")
+    await append_text(store, doc.doc_id, "Ribosomes make proteins.\n")
 
     async def found() -> bool:
         return await user_paths(store, "ribosomes") == ["Lens/Notes/Cell.md"]
@@ -76,7 +68,7 @@ async def test_a_burst_of_edits_is_indexed_in_few_batches(
     monkeypatch.setattr(maintain.SearchMaintainer, "reindex", counting)
     start = time.monotonic()
     for i in range(20):
-        await append(store, doc.doc_id, f"word{i} ")
+        await append_text(store, doc.doc_id, f"word{i} ")
     typing = time.monotonic() - start
     await search_settled(store)
     # One reindex per debounce window while the edits last, not one per edit.
