@@ -126,9 +126,12 @@ def relay_server(workdir: Path, *, source: Path = REPO_ROOT, **env: str) -> Live
     else:
         server = [python, "-m", "daphne"]
         application = ["lensrelay.asgi:application"]
+    # An installed server keeps its modules' bytecode; this machine sets PYTHONDONTWRITEBYTECODE, which
+    # would make every start (and the first connect, which imports a few modules lazily) compile them.
+    bytecode = {"PYTHONDONTWRITEBYTECODE": "", "PYTHONPYCACHEPREFIX": str(workdir / "pycache")}
     return LiveServer(
         lambda port: [*server, "-b", HOST, "-p", str(port), *application],
-        lensrelay_env(data_dir, **env),
+        lensrelay_env(data_dir, **{**bytecode, **env}),
         "/ready",
         data_dir=data_dir,
         cwd=source,
