@@ -10,7 +10,9 @@
    its CPU). So the server keeps its bytecode under the work directory (``bench.harness.relay_server``),
    written by an untimed start before the timed one; ``--no-bytecode`` times a start that compiles
    everything.
-3. ``search``: the first one, then the p50 of ``--runs`` rounds over a few queries.
+3. ``search``: the first one, then the p50 of ``--runs`` rounds over a few queries (answered again from
+   the server's kept answers after the first round), and the p50 of new queries: each round asks one,
+   two and three words of the vault's vocabulary (each in nearly every note) never asked before.
 4. ``grep`` over MCP HTTP: the first one (texts not yet in memory), then the p50 of ``--runs`` against
    ripgrep on the exported files, alternating who goes first, outputs compared.
 5. Memory: ``--reads`` MCP ``read`` calls on distinct notes (spread over the vault), VmRSS sampled every
@@ -36,6 +38,26 @@ from bench.run_grep import FOLDER, McpSession, progress, run_ours, run_rg
 from bench.run_import import timed
 
 SEARCHES = ("garden", "reading review", "東京", "meeting plan archive")
+
+
+def new_searches(rounds: int) -> list[str]:
+    """Queries not asked before: per round one, two and three common words none of the others used."""
+    from bench import vaultgen
+
+    asked = {word for query in SEARCHES for word in query.split()}
+    # Over 30 words, each in nearly every note; past a few rounds the words repeat in new combinations.
+    words = [word for word in vaultgen._WORDS if word not in asked]
+    queries: list[str] = []
+    position = 0
+    for _ in range(rounds):
+        for size in (1, 2, 3):
+            query = " ".join(words[(position + i) % len(words)] for i in range(size))
+            position += size
+            if query not in queries:
+                queries.append(query)
+    return queries
+
+
 GREPS: tuple[tuple[str, str], ...] = (
     ("04242", "files_with_matches"),
     ("rocket🚀", "files_with_matches"),
@@ -127,6 +149,10 @@ async def measure(
         for query in SEARCHES:
             search_runs.append(await timed_call(session, "search", {"query": query, "limit": 10}))
     out["search"] = search_runs
+    new_runs: list[float] = []
+    for query in new_searches(args.runs):
+        new_runs.append(await timed_call(session, "search", {"query": query, "limit": 10}))
+    out["new search"] = new_runs
 
     progress("first grep")
     out["first grep"], _ = await run_ours(session, GREPS[0][0], GREPS[0][1])
@@ -230,8 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Vault: {stats.notes:,} notes in {stats.folders:,} folders, {stats.bytes / 1e6:.1f} MB; "
         f"{prepared.built}.\n"
     )
-    search_runs = out["search"]
-    assert isinstance(search_runs, list)
+    search_runs, new_runs = out["search"], out["new search"]
+    assert isinstance(search_runs, list) and isinstance(new_runs, list)
     rows += [
         ["server start to `/ready`", f"{ready_seconds:.2f} s"],
         [
@@ -242,6 +268,10 @@ def main(argv: list[str] | None = None) -> int:
         [
             f"`search` p50 ({len(search_runs)} calls: {', '.join(repr(q) for q in SEARCHES)})",
             f"{1000 * harness.median(search_runs):.1f} ms",
+        ],
+        [
+            f"`search` p50 of {len(new_runs)} new common-word queries (1-3 words, never asked before)",
+            f"{1000 * harness.median(new_runs):.1f} ms (max {1000 * max(new_runs):.0f} ms)",
         ],
         ["first `grep` after that", f"{out['first grep']:.2f} s"],
         [f"{out['reads']:,} `read` calls on distinct notes", f"{out['reads seconds']:.1f} s"],
