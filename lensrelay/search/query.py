@@ -103,15 +103,16 @@ def parse_query(text: str) -> ParsedQuery:
     return parsed
 
 
+def _fts5_term(t: Term) -> str:
+    quoted = '"' + t.text.replace('"', '""') + '"'
+    return quoted + " *" if t.prefix else quoted
+
+
 def fts5_expression(parsed: ParsedQuery) -> str:
     """An FTS5 MATCH expression: every term a quoted string, so user text is never FTS5 syntax."""
 
-    def term(t: Term) -> str:
-        quoted = '"' + t.text.replace('"', '""') + '"'
-        return quoted + " *" if t.prefix else quoted
-
     def clause(c: Clause) -> str:
-        return "(" + " OR ".join(term(t) for t in c.alternatives) + ")"
+        return "(" + " OR ".join(_fts5_term(t) for t in c.alternatives) + ")"
 
     expression = " AND ".join(clause(c) for c in parsed.required)
     if parsed.excluded:
@@ -119,6 +120,13 @@ def fts5_expression(parsed: ParsedQuery) -> str:
         excluded = " OR ".join(clause(c) for c in parsed.excluded)
         expression = f"({expression}) NOT ({excluded})"
     return expression
+
+
+def fts5_in_column(parsed: ParsedQuery, column: str) -> str:
+    """An FTS5 MATCH expression for documents whose `column` holds any term the query looks for (those of
+    its required clauses, phrases as phrases)."""
+    terms = " OR ".join(_fts5_term(t) for c in parsed.required for t in c.alternatives)
+    return "{" + column + "} : (" + terms + ")"
 
 
 def postgres_expression(parsed: ParsedQuery, *, config: str = "simple") -> tuple[str, list[str]]:

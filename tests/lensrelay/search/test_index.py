@@ -222,3 +222,37 @@ def test_an_unscoped_search_ranks_like_a_scoped_one_past_ties_and_gone_rows(vaul
         "A/Tie 02.md",
         "A/Tie 04.md",
     ]
+
+
+def test_every_title_match_outranks_every_body_only_match(vault: Vault) -> None:
+    # Under bm25 alone a short note saying the word forty times beat a long note with it in the title.
+    vault.add("Lens/Repeats.md", " ".join(["mitochondria"] * 40))
+    filler = " ".join(f"word{i}" for i in range(300))
+    vault.add("Lens/Mitochondria Notes.md", filler)
+    vault.add("Lens/Mitochondria.md", filler + " " + filler)
+    hits = search_query(query="mitochondria", folder_ids=None)
+    assert paths(hits) == ["Lens/Mitochondria Notes.md", "Lens/Mitochondria.md", "Lens/Repeats.md"]
+    # A query of several words: a note with any of them in its title comes first, and it must still
+    # hold every word somewhere.
+    vault.add("Lens/Cell.md", "no other searched word here")
+    vault.add("Lens/Cell Biology.md", "one mitochondria")
+    vault.add("Lens/Biology.md", "the cell and mitochondria " * 20)
+    assert paths(search_query(query="cell mitochondria", folder_ids=None)) == [
+        "Lens/Cell Biology.md",
+        "Lens/Biology.md",
+    ]
+
+
+@pytest.mark.parametrize("scope", ["all", "folders", "prefix"])
+def test_every_page_is_the_start_of_a_longer_one_across_the_title_tier(vault: Vault, scope: str) -> None:
+    # Title matches and body-only matches of the same word, more of each than the smaller pages hold.
+    for i in range(12):
+        vault.add(f"{'AB'[i % 2]}/Notes/Ribosomes {i:02d}.md", "ribosomes " * (1 + i % 4))
+        vault.add(f"{'AB'[i % 2]}/Notes/Other {i:02d}.md", "ribosomes " * (1 + i % 5) + "and more")
+    folder_ids = None if scope == "all" else {vault.folders[name].pk for name in "AB"}
+    prefix = "/Notes/" if scope == "prefix" else None
+    every = paths(search_query(query="ribosomes", folder_ids=folder_ids, path_prefix=prefix, limit=100))
+    assert len(every) == 24 and all("Ribosomes" in p for p in every[:12])
+    for limit in (1, 5, 12, 13, 20):
+        page = search_query(query="ribosomes", folder_ids=folder_ids, path_prefix=prefix, limit=limit)
+        assert paths(page) == every[:limit]
