@@ -1,8 +1,9 @@
 """PostgreSQL backend: `lensrelay_search` rows with a weighted tsvector under a GIN index.
 
 The `simple` configuration lowercases and splits words without stemming or stop words, so every language
-is searched alike. Titles carry weight A, bodies B and frontmatter C; `ts_rank_cd` ranks, `ts_headline`
-makes snippets (from the body) for the winners only.
+is searched alike. Titles carry weight A, bodies B and frontmatter C. Documents with a searched word in
+their title (weight A) come first, as on SQLite; `ts_rank_cd` ranks within each tier, `ts_headline` makes
+snippets (from the body) for the winners only.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from django.db import connection
 
-from lensrelay.search.query import ParsedQuery, postgres_expression
+from lensrelay.search.query import ParsedQuery, postgres_any_required, postgres_expression
 from lensrelay.search.rows import (
     HIGHLIGHT_START,
     HIGHLIGHT_STOP,
@@ -86,8 +87,9 @@ def query(
     parsed: ParsedQuery, *, folder_ids: list[int] | None, path_prefix: str | None, limit: int
 ) -> list[Hit]:
     tsquery, query_params = postgres_expression(parsed, config=CONFIG)
+    titles, title_params = postgres_any_required(parsed, config=CONFIG)
     where = ["s.document @@ q.query"]
-    params: list[Any] = [*query_params, WEIGHTS, NORMALIZATION]
+    params: list[Any] = [*query_params, *title_params, WEIGHTS, NORMALIZATION]
     if folder_ids is not None:
         where.append("d.folder_id = ANY(%s)")
         params.append(folder_ids)
@@ -96,23 +98,24 @@ def query(
         params.extend([len(path_prefix), path_prefix])
     params.extend([limit, HEADLINE_CHARS, HEADLINE_OPTIONS])
     sql = f"""
-        WITH q AS (SELECT {tsquery} AS query),
+        WITH q AS (SELECT {tsquery} AS query, {titles} AS titles),
         top AS (
             SELECT s.doc_id, d.path, f.name AS folder, s.title, s.body,
+                   ts_filter(s.document, '{{a}}') @@ q.titles AS titled,
                    ts_rank_cd(%s::float4[], s.document, q.query, %s) AS score
             FROM {TABLE} s
             CROSS JOIN q
             JOIN lensrelay_document d ON d.doc_id = s.doc_id
             JOIN lensrelay_folder f ON f.id = d.folder_id
             WHERE {" AND ".join(where)}
-            ORDER BY score DESC, f.name COLLATE "C", d.path COLLATE "C"
+            ORDER BY titled DESC, score DESC, f.name COLLATE "C", d.path COLLATE "C"
             LIMIT %s
         )
         SELECT top.doc_id, top.path, top.folder, top.title,
                ts_headline('{CONFIG}', left(top.body, %s), q.query, %s),
                left(top.body, 200), right(top.body, 200), top.score
         FROM top CROSS JOIN q
-        ORDER BY top.score DESC, top.folder COLLATE "C", top.path COLLATE "C"
+        ORDER BY top.titled DESC, top.score DESC, top.folder COLLATE "C", top.path COLLATE "C"
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

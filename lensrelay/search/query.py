@@ -129,24 +129,30 @@ def fts5_in_column(parsed: ParsedQuery, column: str) -> str:
     return "{" + column + "} : (" + terms + ")"
 
 
+def _postgres_term(t: Term, params: list[str], config: str) -> str:
+    params.append(t.text)
+    phrase = f"phraseto_tsquery('{config}', %s)"
+    if not t.prefix:
+        return phrase
+    # The prefix marker goes on the phrase's last lexeme; tsquery's own text form does the quoting.
+    return f"(SELECT CASE WHEN numnode(p) = 0 THEN p ELSE (p::text || ':*')::tsquery END FROM {phrase} AS p)"
+
+
 def postgres_expression(parsed: ParsedQuery, *, config: str = "simple") -> tuple[str, list[str]]:
     """A tsquery SQL expression and its parameters; user text only ever travels as a parameter."""
     params: list[str] = []
 
-    def term(t: Term) -> str:
-        params.append(t.text)
-        phrase = f"phraseto_tsquery('{config}', %s)"
-        if not t.prefix:
-            return phrase
-        # The prefix marker goes on the phrase's last lexeme; tsquery's own text form does the quoting.
-        return (
-            f"(SELECT CASE WHEN numnode(p) = 0 THEN p ELSE (p::text || ':*')::tsquery END FROM {phrase} AS p)"
-        )
-
     def clause(c: Clause) -> str:
-        return "(" + " || ".join(term(t) for t in c.alternatives) + ")"
+        return "(" + " || ".join(_postgres_term(t, params, config) for t in c.alternatives) + ")"
 
     expression = " && ".join(clause(c) for c in parsed.required)
     for excluded in parsed.excluded:
         expression = f"({expression}) && !!{clause(excluded)}"
     return expression, params
+
+
+def postgres_any_required(parsed: ParsedQuery, *, config: str = "simple") -> tuple[str, list[str]]:
+    """A tsquery SQL expression matching any term the query looks for (those of its required clauses)."""
+    params: list[str] = []
+    terms = [_postgres_term(t, params, config) for c in parsed.required for t in c.alternatives]
+    return "(" + " || ".join(terms) + ")", params
