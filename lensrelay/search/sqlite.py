@@ -123,28 +123,28 @@ def stale(documents: str, params: list[Any], folder_id: int | None) -> tuple[lis
     return stale_rows(DOCS, documents=documents, params=params, folder_id=folder_id, epoch=_EPOCH)
 
 
-# Answers kept per connection while the database is unchanged: bm25 over a word in nearly every one of
-# 100,000 notes costs 100-300 ms in FTS5 whatever the query shape, and assistants repeat searches.
+# Answers kept per connection while nothing they depend on has changed: bm25 over a word in nearly every
+# one of 100,000 notes costs tens of milliseconds even in the title tier, and assistants repeat searches.
 ANSWERS_KEPT = 64
-_answers: WeakKeyDictionary[Any, tuple[Any, OrderedDict[tuple[Any, ...], tuple[tuple[int, int], list[Hit]]]]]
+GENERATION = "lensrelay_search_generation"
+_answers: WeakKeyDictionary[Any, tuple[Any, OrderedDict[tuple[Any, ...], tuple[int, list[Hit]]]]]
 _answers = WeakKeyDictionary()
 
 
-def _database_stamp(cursor: Any) -> tuple[int, int] | None:
-    """What changes whenever anything in the database may have: `data_version` moves on every commit by
-    another connection (other threads, other processes), `total_changes()` on every row this connection
-    inserts, updates or deletes (the FTS table and the joined documents and folders alike). None inside a
-    transaction: a rollback would undo rows without moving either."""
+def _database_stamp(cursor: Any) -> int | None:
+    """A counter that triggers move on every write an answer may depend on (migration 0010): the index
+    rows, and documents' and folders' rows except for what no answer shows (a live edit moves a
+    document's `modified` many times a second, and committed update logs touch nothing here). Committed
+    by whichever connection or process wrote. None inside a transaction: an answer there may hold rows a
+    rollback undoes, and the counter would come back down to values such an answer carried."""
     if connection.in_atomic_block or connection.connection.in_transaction:
         return None
-    cursor.execute("PRAGMA data_version")
-    (version,) = cursor.fetchone()
-    cursor.execute("SELECT total_changes()")
-    (changes,) = cursor.fetchone()
-    return version, changes
+    cursor.execute(f"SELECT n FROM {GENERATION}")
+    (generation,) = cursor.fetchone()
+    return int(generation)
 
 
-def _kept_answers() -> OrderedDict[tuple[Any, ...], tuple[tuple[int, int], list[Hit]]]:
+def _kept_answers() -> OrderedDict[tuple[Any, ...], tuple[int, list[Hit]]]:
     wrapper = connections[DEFAULT_DB_ALIAS]  # this thread's, not the proxy every thread shares
     raw = wrapper.connection
     kept = _answers.get(wrapper)

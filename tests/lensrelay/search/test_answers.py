@@ -1,6 +1,7 @@
-"""SQLite keeps search answers while the database is unchanged: every write, here, on another connection
-or in the joined documents and folders, is seen by the next search, and a kept answer is the one the
-query gives."""
+"""SQLite keeps search answers while nothing they depend on changes: every write to the index or to the
+joined documents' paths and folders, here or on another connection, is seen by the next search; writes
+that change no answer (an edit's logged update, a document's modified time) keep them; and a kept answer
+is the one the query gives."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 
 import pytest
 from django.db import connection, transaction
+from django.utils import timezone
 
-from lensrelay.models import Document, Folder
+from lensrelay.models import Document, Folder, YUpdate
 from lensrelay.search import sqlite
 from lensrelay.search.index import search_query, search_remove_document
 from lensrelay.search.query import parse_query
@@ -115,3 +117,30 @@ def test_nothing_is_kept_inside_a_transaction_that_may_roll_back(ran: list[str])
         raise RuntimeError("roll back")
     # total_changes() moved during the rolled-back writes and stays moved: nothing kept from inside.
     assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/One.md"]
+
+
+def test_writes_no_answer_depends_on_keep_the_answers(ran: list[str]) -> None:
+    vault = Vault()
+    one = vault.add("Lens/One.md", "garden path")
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/One.md"]
+    # What a live edit commits many times a second: its update logged, the document's modified time.
+    YUpdate.objects.create(doc_id=one, data=b"\x00")
+    Document.objects.filter(doc_id=one).update(modified=timezone.now())
+    document = Document.objects.get(doc_id=one)
+    document.save()  # every column written, none changed
+
+    def elsewhere() -> None:
+        try:
+            YUpdate.objects.create(doc_id=one, data=b"\x01")
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=elsewhere)
+    worker.start()
+    worker.join()
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/One.md"]
+    assert len(ran) == 1
+    # A folder gets a document elsewhere: a new row, so the next search asks again.
+    vault.add("Other/Two.md", "nothing searched")
+    assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/One.md"]
+    assert len(ran) == 2
