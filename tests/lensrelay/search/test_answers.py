@@ -144,3 +144,18 @@ def test_writes_no_answer_depends_on_keep_the_answers(ran: list[str]) -> None:
     vault.add("Other/Two.md", "nothing searched")
     assert paths(search_query(query="garden", folder_ids=None)) == ["Lens/One.md"]
     assert len(ran) == 2
+
+
+def test_every_trigger_of_the_generation_survives_the_migrations() -> None:
+    # Django's SQLite schema editor rebuilds a table to alter it, which drops the table's triggers: a
+    # later migration of documents or folders must create them again (see migration 0010).
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger'")
+        triggers = cursor.fetchall()
+    tables = ("lensrelay_search_doc", "lensrelay_document", "lensrelay_folder")
+    expected = {
+        (table, f"lensrelay_search_generation_{table}_{event}")
+        for table in tables
+        for event in ("insert", "delete", "update")
+    }
+    assert expected <= set(triggers)
