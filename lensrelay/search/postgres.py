@@ -2,7 +2,8 @@
 
 The `simple` configuration lowercases and splits words without stemming or stop words, so every language
 is searched alike. Titles carry weight A, bodies B and frontmatter C. Documents with a searched word in
-their title (weight A) come first, as on SQLite; `ts_rank_cd` ranks within each tier, `ts_headline` makes
+their title (weight A) come first, as on SQLite, best title match first (`ts_rank_cd` over the title's
+lexemes); `ts_rank_cd` over the whole document ranks the rest and breaks ties; `ts_headline` makes
 snippets (from the body) for the winners only.
 """
 
@@ -89,7 +90,7 @@ def query(
     tsquery, query_params = postgres_expression(parsed, config=CONFIG)
     titles, title_params = postgres_any_required(parsed, config=CONFIG)
     where = ["s.document @@ q.query"]
-    params: list[Any] = [*query_params, *title_params, WEIGHTS, NORMALIZATION]
+    params: list[Any] = [*query_params, *title_params, NORMALIZATION, WEIGHTS, NORMALIZATION]
     if folder_ids is not None:
         where.append("d.folder_id = ANY(%s)")
         params.append(folder_ids)
@@ -102,20 +103,24 @@ def query(
         top AS (
             SELECT s.doc_id, d.path, f.name AS folder, s.title, s.body,
                    ts_filter(s.document, '{{a}}') @@ q.titles AS titled,
+                   CASE WHEN ts_filter(s.document, '{{a}}') @@ q.titles
+                        THEN ts_rank_cd(ts_filter(s.document, '{{a}}'), q.titles, %s) ELSE 0
+                   END AS title_score,
                    ts_rank_cd(%s::float4[], s.document, q.query, %s) AS score
             FROM {TABLE} s
             CROSS JOIN q
             JOIN lensrelay_document d ON d.doc_id = s.doc_id
             JOIN lensrelay_folder f ON f.id = d.folder_id
             WHERE {" AND ".join(where)}
-            ORDER BY titled DESC, score DESC, f.name COLLATE "C", d.path COLLATE "C"
+            ORDER BY titled DESC, title_score DESC, score DESC, f.name COLLATE "C", d.path COLLATE "C"
             LIMIT %s
         )
         SELECT top.doc_id, top.path, top.folder, top.title,
                ts_headline('{CONFIG}', left(top.body, %s), q.query, %s),
                left(top.body, 200), right(top.body, 200), top.score
         FROM top CROSS JOIN q
-        ORDER BY top.titled DESC, top.score DESC, top.folder COLLATE "C", top.path COLLATE "C"
+        ORDER BY top.titled DESC, top.title_score DESC, top.score DESC, top.folder COLLATE "C",
+            top.path COLLATE "C"
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

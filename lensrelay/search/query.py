@@ -122,11 +122,15 @@ def fts5_expression(parsed: ParsedQuery) -> str:
     return expression
 
 
+def fts5_any_required(parsed: ParsedQuery) -> str:
+    """An FTS5 MATCH expression for any term the query looks for (those of its required clauses, phrases
+    as phrases)."""
+    return "(" + " OR ".join(_fts5_term(t) for c in parsed.required for t in c.alternatives) + ")"
+
+
 def fts5_in_column(parsed: ParsedQuery, column: str) -> str:
-    """An FTS5 MATCH expression for documents whose `column` holds any term the query looks for (those of
-    its required clauses, phrases as phrases)."""
-    terms = " OR ".join(_fts5_term(t) for c in parsed.required for t in c.alternatives)
-    return "{" + column + "} : (" + terms + ")"
+    """`fts5_any_required` in one column only."""
+    return "{" + column + "} : " + fts5_any_required(parsed)
 
 
 def _postgres_term(t: Term, params: list[str], config: str) -> str:

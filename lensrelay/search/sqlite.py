@@ -15,7 +15,7 @@ from weakref import WeakKeyDictionary
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
-from lensrelay.search.query import ParsedQuery, fts5_expression, fts5_in_column
+from lensrelay.search.query import ParsedQuery, fts5_any_required, fts5_expression, fts5_in_column
 from lensrelay.search.rows import (
     HIGHLIGHT_START,
     HIGHLIGHT_STOP,
@@ -30,6 +30,7 @@ from lensrelay.search.rows import (
 
 DOCS = "lensrelay_search_doc"
 FTS = "lensrelay_search_fts"
+TITLES = "lensrelay_search_title"  # the titles alone, kept by triggers on DOCS (migration 0011)
 TITLE_WEIGHT = 10.0
 META_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
@@ -177,21 +178,18 @@ def query(
 def _query(
     parsed: ParsedQuery, *, folder_ids: list[int] | None, path_prefix: str | None, limit: int
 ) -> list[Hit]:
-    # Two tiers: documents with a searched word in their title first, then the rest. A word in nearly
-    # every one of 100,000 notes otherwise makes bm25 rank 100,000 rows (150-800 ms, whatever the query
-    # shape); the title tier holds a few thousand at most and usually fills the page, so the rest is then
-    # never ranked. Within the title tier the score is
-    # bm25 of the query AND the title filter, that is the title counted once more as a field of its own
-    # (more searched words in the title, rarer ones and shorter notes first); within the rest it is the
-    # query's bm25 unchanged (the NOT-ed title phrases have no hits there and add exactly 0).
+    # Two tiers: documents with a searched word in their title first, then the rest by bm25. A word in
+    # nearly every one of 100,000 notes otherwise makes bm25 rank 100,000 rows (150-800 ms, whatever the
+    # query shape), and even restricted to title matches its idf counts every document of each phrase.
+    # The title tier is ranked in the titles' own small index (migration 0011): more of the searched
+    # words, rarer ones and shorter titles first, ties by folder and path. It usually fills the page, so
+    # the rest is then never ranked; when it is, the NOT-ed title phrases have no hits there and add
+    # exactly 0 to its bm25.
     expression = fts5_expression(parsed)
-    titles = fts5_in_column(parsed, "title")
-    ranked = _ranked(
-        f"({expression}) AND {titles}", folder_ids=folder_ids, path_prefix=path_prefix, limit=limit
-    )
+    ranked = _title_tier(parsed, expression, folder_ids=folder_ids, path_prefix=path_prefix, limit=limit)
     if len(ranked) < limit:
         ranked += _ranked(
-            f"({expression}) NOT {titles}",
+            f"({expression}) NOT {fts5_in_column(parsed, 'title')}",
             folder_ids=folder_ids,
             path_prefix=path_prefix,
             limit=limit - len(ranked),
@@ -217,6 +215,60 @@ def _query(
         )
         for rowid, doc_id, path, folder, title, score in ranked
     ]
+
+
+def _title_tier(
+    parsed: ParsedQuery,
+    expression: str,
+    *,
+    folder_ids: list[int] | None,
+    path_prefix: str | None,
+    limit: int,
+) -> list[tuple[int, str, str, str, str, float]]:
+    """The best `limit` matches with a searched word in their title: (rowid, doc_id, path, folder, title,
+    bm25 over the titles)."""
+    where = [f"{TITLES} MATCH %s"]
+    params: list[Any] = [fts5_any_required(parsed)]
+    if folder_ids is not None:
+        where.append(f"d.folder_id IN ({', '.join(['%s'] * len(folder_ids))})")
+        params.extend(folder_ids)
+    if path_prefix:
+        where.append("substr(d.path, 1, %s) = %s")
+        params.extend([len(path_prefix), path_prefix])
+    # One clause and no exclusion: a title holding one of its terms matches the query. Otherwise the
+    # other clauses must match somewhere, which the full index tells for a page of candidates at a time.
+    implied = len(parsed.clauses) == 1
+    sql = f"""
+        SELECT t.rowid, s.doc_id, d.path, f.name, s.title, bm25({TITLES}) AS score
+        FROM {TITLES} t
+        JOIN {DOCS} s ON s.id = t.rowid
+        JOIN lensrelay_document d ON d.doc_id = s.doc_id
+        JOIN lensrelay_folder f ON f.id = d.folder_id
+        WHERE {" AND ".join(where)}
+        ORDER BY score, f.name, d.path
+    """
+    if implied:
+        sql += " LIMIT %s"
+        params.append(limit)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        candidates = list(cursor.fetchall())
+        if implied:
+            return candidates
+        found: list[tuple[int, str, str, str, str, float]] = []
+        page = max(4 * limit, 100)
+        for start in range(0, len(candidates), page):
+            chunk = candidates[start : start + page]
+            marks = ", ".join(["%s"] * len(chunk))
+            cursor.execute(
+                f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH %s AND rowid IN ({marks})",
+                [expression, *(row[0] for row in chunk)],
+            )
+            matching = {rowid for (rowid,) in cursor.fetchall()}
+            found += [row for row in chunk if row[0] in matching]
+            if len(found) >= limit:
+                break
+    return found[:limit]
 
 
 def _ranked(

@@ -226,12 +226,13 @@ def test_an_unscoped_search_ranks_like_a_scoped_one_past_ties_and_gone_rows(vaul
 
 def test_every_title_match_outranks_every_body_only_match(vault: Vault) -> None:
     # Under bm25 alone a short note saying the word forty times beat a long note with it in the title.
+    # Among title matches, the closer title comes first, whatever the length of the note.
     vault.add("Lens/Repeats.md", " ".join(["mitochondria"] * 40))
     filler = " ".join(f"word{i}" for i in range(300))
     vault.add("Lens/Mitochondria Notes.md", filler)
     vault.add("Lens/Mitochondria.md", filler + " " + filler)
     hits = search_query(query="mitochondria", folder_ids=None)
-    assert paths(hits) == ["Lens/Mitochondria Notes.md", "Lens/Mitochondria.md", "Lens/Repeats.md"]
+    assert paths(hits) == ["Lens/Mitochondria.md", "Lens/Mitochondria Notes.md", "Lens/Repeats.md"]
     # A query of several words: a note with any of them in its title comes first, and it must still
     # hold every word somewhere.
     vault.add("Lens/Cell.md", "no other searched word here")
@@ -256,3 +257,21 @@ def test_every_page_is_the_start_of_a_longer_one_across_the_title_tier(vault: Va
     for limit in (1, 5, 12, 13, 20):
         page = search_query(query="ribosomes", folder_ids=folder_ids, path_prefix=prefix, limit=limit)
         assert paths(page) == every[:limit]
+
+
+def test_the_title_tier_follows_renames_reindexing_and_removal(vault: Vault) -> None:
+    folder = vault.folder("Lens")
+    doc_id = vault.add("Lens/Kinase.md", "an enzyme")
+    assert paths(search_query(query="kinase", folder_ids=None)) == ["Lens/Kinase.md"]
+    Document.objects.filter(doc_id=doc_id).update(path="/Ligase.md")
+    search_index_document(
+        doc_id=doc_id, title="Ligase", folder_id=folder.pk, path="/Ligase.md", text="an enzyme"
+    )
+    assert search_query(query="kinase", folder_ids=None) == []
+    assert paths(search_query(query="ligase enzyme", folder_ids=None)) == ["Lens/Ligase.md"]
+    search_remove_document(doc_id=doc_id)
+    assert search_query(query="ligase", folder_ids=None) == []
+    vault.add("Lens/Ligase 2.md", "another enzyme")
+    assert paths(search_query(query="ligase", folder_ids=None)) == ["Lens/Ligase 2.md"]
+    search_clear()
+    assert search_query(query="ligase", folder_ids=None) == []
