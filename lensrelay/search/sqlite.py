@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -217,6 +217,9 @@ def _query(
     ]
 
 
+Row = tuple[int, str, str, str, str, float]  # rowid, doc_id, path, folder name, title, bm25
+
+
 def _title_tier(
     parsed: ParsedQuery,
     expression: str,
@@ -224,20 +227,22 @@ def _title_tier(
     folder_ids: list[int] | None,
     path_prefix: str | None,
     limit: int,
-) -> list[tuple[int, str, str, str, str, float]]:
-    """The best `limit` matches with a searched word in their title: (rowid, doc_id, path, folder, title,
-    bm25 over the titles)."""
+) -> list[Row]:
+    """The best `limit` matches with a searched word in their title, by the titles' bm25."""
+    titles = fts5_any_required(parsed)
+    # One clause and no exclusion: a title holding one of its terms matches the query. Otherwise the
+    # other clauses must match somewhere, which the full index tells for a page of candidates at a time.
+    implied = len(parsed.clauses) == 1
+    if folder_ids is None and not path_prefix:
+        return _title_tier_unscoped(titles, None if implied else expression, limit=limit)
     where = [f"{TITLES} MATCH %s"]
-    params: list[Any] = [fts5_any_required(parsed)]
+    params: list[Any] = [titles]
     if folder_ids is not None:
         where.append(f"d.folder_id IN ({', '.join(['%s'] * len(folder_ids))})")
         params.extend(folder_ids)
     if path_prefix:
         where.append("substr(d.path, 1, %s) = %s")
         params.extend([len(path_prefix), path_prefix])
-    # One clause and no exclusion: a title holding one of its terms matches the query. Otherwise the
-    # other clauses must match somewhere, which the full index tells for a page of candidates at a time.
-    implied = len(parsed.clauses) == 1
     sql = f"""
         SELECT t.rowid, s.doc_id, d.path, f.name, s.title, bm25({TITLES}) AS score
         FROM {TITLES} t
@@ -252,11 +257,60 @@ def _title_tier(
         params.append(limit)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        candidates = list(cursor.fetchall())
-        if implied:
-            return candidates
-        found: list[tuple[int, str, str, str, str, float]] = []
-        page = max(4 * limit, 100)
+        candidates: list[Row] = list(cursor.fetchall())
+    if implied:
+        return candidates
+    return _matching(candidates, expression, wanted=limit)[:limit]
+
+
+def _title_tier_unscoped(titles: str, expression: str | None, *, limit: int) -> list[Row]:
+    """Rank in the titles alone and join only the best, as `_ranked` does unscoped: a page wider than
+    asked, so entries whose document row is gone do not shorten the answer, and ties are put in folder
+    and path order unless more than the whole page score exactly the same."""
+    page = 4 * limit + 50
+    ranked: list[tuple[int, float]] = []
+    offset = 0
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(
+                f"SELECT rowid, bm25({TITLES}) AS score FROM {TITLES} WHERE {TITLES} MATCH %s "
+                "ORDER BY score LIMIT %s OFFSET %s",
+                [titles, page, offset],
+            )
+            batch: list[tuple[int, float]] = list(cursor.fetchall())
+            offset += len(batch)
+            ranked += batch if expression is None else _matching(batch, expression, wanted=page)
+            if len(ranked) >= page or len(batch) < page:
+                break
+        ranked = ranked[:page]
+        if not ranked:
+            return []
+        scores = dict(ranked)
+        marks = ", ".join(["%s"] * len(ranked))
+        cursor.execute(
+            f"""
+            SELECT s.id, s.doc_id, d.path, f.name, s.title FROM {DOCS} s
+            JOIN lensrelay_document d ON d.doc_id = s.doc_id
+            JOIN lensrelay_folder f ON f.id = d.folder_id
+            WHERE s.id IN ({marks})
+            """,
+            list(scores),
+        )
+        joined = [(*row, scores[row[0]]) for row in cursor.fetchall()]
+    # Python orders str by code point, as SQLite's BINARY collation orders UTF-8 bytes.
+    joined.sort(key=lambda row: (row[5], row[3], row[2]))
+    return joined[:limit]
+
+
+_Candidate = TypeVar("_Candidate", bound=tuple[Any, ...])
+
+
+def _matching(candidates: list[_Candidate], expression: str, *, wanted: int) -> list[_Candidate]:
+    """The candidates (rowid first) that match `expression` in the full index, in their order: checked
+    a page at a time until `wanted` are found."""
+    found: list[_Candidate] = []
+    page = max(wanted, 100)
+    with connection.cursor() as cursor:
         for start in range(0, len(candidates), page):
             chunk = candidates[start : start + page]
             marks = ", ".join(["%s"] * len(chunk))
@@ -266,14 +320,14 @@ def _title_tier(
             )
             matching = {rowid for (rowid,) in cursor.fetchall()}
             found += [row for row in chunk if row[0] in matching]
-            if len(found) >= limit:
+            if len(found) >= wanted:
                 break
-    return found[:limit]
+    return found
 
 
 def _ranked(
     expression: str, *, folder_ids: list[int] | None, path_prefix: str | None, limit: int
-) -> list[tuple[int, str, str, str, str, float]]:
+) -> list[Row]:
     """The best `limit` matches of an FTS5 expression: (rowid, doc_id, path, folder, title, bm25)."""
     where = [f"{FTS} MATCH %s"]
     params: list[Any] = [TITLE_WEIGHT, META_WEIGHT, BODY_WEIGHT, expression]

@@ -275,3 +275,24 @@ def test_the_title_tier_follows_renames_reindexing_and_removal(vault: Vault) -> 
     assert paths(search_query(query="ligase", folder_ids=None)) == ["Lens/Ligase 2.md"]
     search_clear()
     assert search_query(query="ligase", folder_ids=None) == []
+
+
+@pytest.mark.parametrize("query", ["ribosomes", "ribosomes text"])
+def test_the_title_tier_ranks_unscoped_like_scoped_past_ties_and_gone_rows(vault: Vault, query: str) -> None:
+    for i in reversed(range(40)):  # indexed in the reverse of path order; the same title length
+        vault.add(f"{'AB'[i % 2]}/Ribosomes {i:02d}.md", "identical text")
+    for i in range(5):
+        gone = vault.add(f"A/Sub {i}/Ribosomes.md", "text")  # a shorter title: ranks above every tie
+        Document.objects.filter(doc_id=gone).delete()
+    vault.add("A/Ribosomes Without.md", "no second word")  # in the title tier of "ribosomes" alone
+    every = set(vault.folders[name].pk for name in "AB")
+    for limit in (3, 7, 20, 100):
+        unscoped = paths(search_query(query=query, folder_ids=None, limit=limit))
+        assert unscoped == paths(search_query(query=query, folder_ids=every, limit=limit))
+        assert len(unscoped) == min(limit, 40 if " " in query else 41)
+        assert not any("Sub" in p for p in unscoped)
+    assert paths(search_query(query=query, folder_ids=None, limit=3)) == [
+        "A/Ribosomes 00.md",
+        "A/Ribosomes 02.md",
+        "A/Ribosomes 04.md",
+    ]
