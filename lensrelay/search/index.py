@@ -99,7 +99,8 @@ def search_query(
     path_prefix: str | None = None,
     limit: int = 20,
 ) -> list[Hit]:
-    """The best `limit` matches, best first; ties go by folder and path so results are stable.
+    """The best `limit` matches, best first: every note with a searched word in its title before the
+    others; ties go by folder and path so results are stable.
 
     `folder_ids` None means every folder; `path_prefix` is folder-relative (`/Notes/`). Raises
     `QueryError` for a query with nothing to search for.

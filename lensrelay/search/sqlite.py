@@ -2,8 +2,10 @@
 
 The FTS table's rowid is the id of the document's row in `lensrelay_search_doc`, so a document is found,
 replaced or removed through an ordinary unique index instead of a scan of the FTS content.
-Ranking is bm25 with titles weighing most and frontmatter (`meta`) more than bodies, since it is short and
-chosen; snippets come from the body.
+Notes with a searched word in their title come first, ranked in `lensrelay_search_title` (the titles
+alone, kept by triggers); the rest follow by bm25 with titles weighing most and frontmatter (`meta`) more
+than bodies, since it is short and chosen. Snippets come from the body. Scores order hits within a tier
+only.
 """
 
 from __future__ import annotations
