@@ -16,11 +16,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pycrdt import Doc, Text
 
 from lensrelay.docstore import contenthash, folderdoc, persistence
+from lensrelay.docstore.firstupdate import text_update
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
@@ -78,9 +78,7 @@ class ScannedFile:
 
 
 def initial_update(text: str) -> bytes:
-    doc: Doc[Any] = Doc()
-    doc.get(CONTENTS, type=Text).insert(0, text)
-    return doc.get_update()
+    return text_update(text, name=CONTENTS)
 
 
 def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, ScannedFile]]:
