@@ -31,6 +31,8 @@ class Command(BaseCommand):
             help="Move what the folder holds but the directory no longer does to the folder's trash",
         )
         parser.add_argument("--no-progress", action="store_true", help="No progress bar on stderr")
+        # Django offers it only to commands that run the checks; scripts pass it to every command.
+        parser.add_argument("--skip-checks", action="store_true", help="Accepted; this command runs none")
 
     def handle(self, *args: Any, **options: Any) -> None:
         root: Path = options["path"]
