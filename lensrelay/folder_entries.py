@@ -95,7 +95,10 @@ def claim_content_docs(*, folder: Folder, doc_ids: list[str]) -> set[str]:
         # Admitted unowned documents have no stored content (see _not_ours): claiming them reveals nothing.
         unowned = YDoc.objects.filter(doc_id__in=chunk, kind=YDoc.Kind.CONTENT, folder__isnull=True)
         unowned.update(folder=folder)
-        owned.update(YDoc.objects.filter(doc_id__in=chunk, folder=folder).values_list("doc_id", flat=True))
+        # By doc_id alone (unique), owners compared here: with the folder in the WHERE, SQLite walked the
+        # folder's index instead, every document of the folder for each chunk (quadratic in an import).
+        owners = YDoc.objects.filter(doc_id__in=chunk).values_list("doc_id", "folder_id")
+        owned.update(doc_id for doc_id, owner in owners if owner == folder.pk)
     return owned
 
 

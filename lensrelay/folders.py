@@ -15,6 +15,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 from pycrdt import Doc
 
+from lensrelay.bulkrows import db_value, insert_rows
 from lensrelay.docstore import folderdoc, persistence, trashdoc, versions
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.later import Later
@@ -110,20 +111,15 @@ def folder_rows_mirror(
         now = timezone.now()
         new = {content_doc_id(folder, uuid): entry for uuid, entry in by_uuid.items() if uuid not in rows}
         owned = claim_content_docs(folder=folder, doc_ids=list(new))
-        Document.objects.bulk_create(
-            [
-                Document(
-                    folder=folder,
-                    uuid=entry.uuid,
-                    doc_id=doc_id,
-                    path=entry.path,
-                    type=entry.type,
-                    hash=entry.hash,
-                )
+        stamp = db_value(now)
+        insert_rows(
+            Document,
+            columns=("folder", "uuid", "doc_id", "path", "type", "hash", "created", "modified"),
+            rows=[
+                (folder.pk, entry.uuid, doc_id, entry.path, entry.type, entry.hash, stamp, stamp)
                 for doc_id, entry in new.items()
                 if doc_id in owned
             ],
-            batch_size=500,
         )
         retyped = []
         for uuid, entry in by_uuid.items():

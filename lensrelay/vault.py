@@ -16,11 +16,11 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pycrdt import Doc, Text
 
 from lensrelay.docstore import contenthash, folderdoc, persistence
+from lensrelay.docstore.firstupdate import text_update
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
@@ -78,9 +78,7 @@ class ScannedFile:
 
 
 def initial_update(text: str) -> bytes:
-    doc: Doc[Any] = Doc()
-    doc.get(CONTENTS, type=Text).insert(0, text)
-    return doc.get_update()
+    return text_update(text, name=CONTENTS)
 
 
 def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, ScannedFile]]:
@@ -316,11 +314,14 @@ def _mirrored_entries(folder: Folder) -> dict[str, FileEntry]:
 
 
 def _unmirrored(folder: Folder, doc_ids: list[str]) -> bool:
-    mirrored = 0
     for start in range(0, len(doc_ids), 500):
         chunk = doc_ids[start : start + 500]
-        mirrored += Document.objects.filter(folder=folder, doc_id__in=chunk).count()
-    return mirrored < len(doc_ids)
+        # Looked up by doc_id alone (unique): with the folder in the WHERE too, SQLite walked the
+        # folder's index, every row of the folder for each chunk (0.3 s at 10,000 notes).
+        owners = Document.objects.filter(doc_id__in=chunk).values_list("folder_id", flat=True)
+        if sum(1 for owner in owners if owner == folder.pk) < len(set(chunk)):
+            return True
+    return False
 
 
 def _get_or_create_folder(name: str) -> Folder:

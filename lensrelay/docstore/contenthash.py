@@ -16,7 +16,9 @@ from typing import TypeVar
 
 from django.db import transaction
 from django.db.models import Max
+from django.utils import timezone
 
+from lensrelay.bulkrows import db_value, insert_returning, insert_rows
 from lensrelay.models import Folder, YDoc, YSnapshot, YUpdate
 
 T = TypeVar("T")
@@ -35,25 +37,29 @@ def content_docs_create(*, folder: Folder, docs: Sequence[tuple[str, str, bytes]
     running server and its clients see it like any other logged change. Ids already registered keep
     their row and gain no hash (their stored state may hold more than this update).
     """
+    created = db_value(timezone.now())
     for chunk in _chunks(docs):
         with transaction.atomic():
-            rows = YUpdate.objects.bulk_create(
-                [YUpdate(doc_id=doc_id, data=update, writer=writer) for doc_id, _, update in chunk]
+            logged = insert_returning(
+                YUpdate,
+                columns=("doc_id", "data", "writer", "author", "created"),
+                rows=[(doc_id, update, writer, "", created) for doc_id, _, update in chunk],
+                returning=("doc_id", "id"),
             )
-            upto = {row.doc_id: row.id for row in rows if row.id is not None}
-            if len(upto) < len(chunk):  # a backend that cannot return ids from a bulk insert
-                logged = YUpdate.objects.filter(doc_id__in=[doc_id for doc_id, _, _ in chunk])
-                upto = dict(logged.values("doc_id").annotate(m=Max("id")).values_list("doc_id", "m"))
-            YDoc.objects.bulk_create(
-                [
-                    YDoc(
-                        doc_id=doc_id,
-                        kind=YDoc.Kind.CONTENT,
-                        folder=folder,
-                        content_hash=content_hash(text),
-                        content_upto=upto[doc_id],
-                    )
-                    for doc_id, text, _ in chunk
+            if logged is None:  # a backend that cannot return ids from a bulk insert
+                rows = YUpdate.objects.filter(doc_id__in=[doc_id for doc_id, _, _ in chunk])
+                logged = list(rows.values("doc_id").annotate(m=Max("id")).values_list("doc_id", "m"))
+            # An id given twice: its last text is the one its newest row leaves.
+            upto: dict[str, int] = {}
+            for doc_id, row_id in logged:
+                upto[doc_id] = max(row_id, upto.get(doc_id, 0))
+            texts = {doc_id: text for doc_id, text, _ in chunk}
+            insert_rows(
+                YDoc,
+                columns=("doc_id", "kind", "folder", "created", "content_hash", "content_upto"),
+                rows=[
+                    (doc_id, YDoc.Kind.CONTENT.value, folder.pk, created, content_hash(text), upto[doc_id])
+                    for doc_id, text in texts.items()
                 ],
                 ignore_conflicts=True,
             )

@@ -80,9 +80,18 @@ async def test_a_load_while_another_process_compacts_misses_no_batch(
     assert loaded == expected
 
 
+@pytest.fixture
+def polls_never(settings: Any) -> None:
+    """The store made after this never polls by itself: a test's process lags for as long as it says."""
+    settings.LENSRELAY_POLL_SECONDS = 3600.0
+
+
 async def test_a_lagging_process_merges_a_snapshot_that_folded_rows_it_never_read(
-    store: Any, note: Any
+    polls_never: None, store: Any, note: Any
 ) -> None:
+    # Its own poll (every 0.5 s) would otherwise read the rows while they are logged, under load: then
+    # the snapshot brings nothing new and the catch-up below rightly applies nothing.
+    assert store.poll_seconds == 3600.0
     room = await store.get(note.doc_id)
     other = await sync_to_async(Elsewhere)(note.doc_id)
     for n in range(30):
@@ -95,6 +104,22 @@ async def test_a_lagging_process_merges_a_snapshot_that_folded_rows_it_never_rea
     await room.flushed()
     assert str(room.doc.get("contents", type=Text)) == other.text
     assert await store.catch_up() == 0  # the snapshot is merged once
+
+
+async def test_a_process_that_polled_before_the_compaction_finds_nothing_new_in_the_snapshot(
+    polls_never: None, store: Any, note: Any
+) -> None:
+    # The other order of the test above: this process's poll read every row before another compacted.
+    room = await store.get(note.doc_id)
+    other = await sync_to_async(Elsewhere)(note.doc_id)
+    for n in range(30):
+        await sync_to_async(other.append)(f" {n}")
+    assert await store.catch_up() == 30
+    assert await sync_to_async(persistence.compact)(note.doc_id) >= 30
+    assert await store.catch_up() == 0  # the snapshot is merged, and adds nothing
+    await room.flushed()
+    assert str(room.doc.get("contents", type=Text)) == other.text
+    assert text_of((await sync_to_async(persistence.load_state)(note.doc_id)).update) == other.text
 
 
 async def test_a_row_committed_after_a_compaction_with_a_lower_id_is_kept(store: Any, note: Any) -> None:
