@@ -70,13 +70,20 @@ hello = {"protocolVersion": "2025-11-25", "clientInfo": {"name": "start", "versi
 status, session, reply = asyncio.run(ask("POST", "/mcp", {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                                                           "params": hello}, token=TOKEN))
 answers["initialize"] = status, reply["result"]["protocolVersion"]
+from mcp_tools.registry import REGISTRY
+
+def built():
+    return sorted(t.name for t in REGISTRY.values() if t.args.__pydantic_complete__)
+
+answers["tool_models_built"] = built()
 notified = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 answers["initialized"] = asyncio.run(ask("POST", "/mcp", notified, token=TOKEN, session=session))[0]
-answers["tools"] = len(call("tools/list", {}, session)[2]["result"]["tools"])
 answers["read"] = call("tools/call", {"name": "read", "arguments": {"file_path": "None/x.md"}}, session)[2]
+answers["tool_models_built_by_read"] = built()
 answers["loaded"] = loaded()
 # Not something the plain checks vouch for: the models answer, with their error.
 answers["bad"] = call("tools/call", {"name": 7}, session)[2]
+answers["tools"] = len(call("tools/list", {}, session)[2]["result"]["tools"])
 answers["loaded_after_bad"] = loaded()
 print(json.dumps(answers))
 """
@@ -112,6 +119,8 @@ def test_starting_the_server_imports_no_model_stack_nor_renderer(tmp_path: Path)
     assert answers["initialized"] == 202
     assert answers["tools"] > 5
     assert answers["read"]["result"]["isError"] is True  # answered: no such note
+    # Tool argument models are built when first used: the read built its own.
+    assert (answers["tool_models_built"], answers["tool_models_built_by_read"]) == ([], ["read"])
     loaded = set(answers["loaded"])
     assert "lensrelay" in loaded and "daphne" in loaded and "pydantic" in loaded
     assert sorted(loaded & NOT_AT_START) == []
