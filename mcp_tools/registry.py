@@ -20,9 +20,12 @@ class ToolError(Exception):
 
 
 class ToolArgs(BaseModel):
-    """Base for argument models: unknown arguments are refused, as the schema promises."""
+    """Base for argument models: unknown arguments are refused, as the schema promises.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    Each model is built (its validator and schema) when first used, not at import: a fresh server's first
+    answer needs one tool's model, not all of them (issue 11, start-up)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 @dataclass

@@ -95,7 +95,7 @@ def _sub_folder_entry(index: PathIndex, folder: FolderRef, path: str) -> DocEntr
     found = index.entry_at(folder.name + path)
     if found is not None and found.type == "folder":
         return found
-    return DocEntry(
+    return DocEntry.of(
         doc_id=folder.doc_id,
         folder_id=folder.id,
         folder_name=folder.name,

@@ -1,6 +1,7 @@
 """Answering MCP methods, the same way in both protocol eras except where the eras differ.
 
-`run_request` validates a request's params against the `mcp-types` schema of its protocol version, calls
+`run_request` validates a request's params against the `mcp-types` schema of its protocol version (the
+common, well-formed ones through `plaincheck`, without importing `mcp_types` for them), calls
 the method's handler and wraps the outcome as a JSON-RPC response. Protocol faults are JSON-RPC errors;
 tool failures (unknown tool, bad arguments, a tool that raised) are results with `isError: true`.
 """
@@ -12,8 +13,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from mcp_types import SERVER_INFO_META_KEY
-from mcp_types import methods as wire
 from pydantic import ValidationError
 
 from lensrelay.unicode_text import find_unencodable
@@ -34,7 +33,8 @@ from mcp_tools.transport.jsonrpc import (
     result_response,
     short_validation_message,
 )
-from mcp_tools.transport.versions import INSTRUCTIONS, SUPPORTED_VERSIONS, server_info
+from mcp_tools.transport.plaincheck import request_params_pass
+from mcp_tools.transport.versions import INSTRUCTIONS, SERVER_INFO_META_KEY, SUPPORTED_VERSIONS, server_info
 
 logger = logging.getLogger("mcp_tools")
 
@@ -207,6 +207,10 @@ STATELESS_METHODS: dict[str, Handler] = {**SHARED_METHODS, "server/discover": di
 
 
 def validate_params(method: str, version: str, params: dict[str, Any] | None) -> None:
+    if request_params_pass(method, version, params):
+        return
+    from mcp_types import methods as wire
+
     try:
         wire.validate_client_request(method, version, params)
     except KeyError as exc:

@@ -1,7 +1,8 @@
 """JSON-RPC 2.0 envelopes: parse posted bodies into messages, build responses and errors.
 
-Envelope shapes are checked with the `mcp-types` wire models; method params are checked per protocol
-version in `dispatch`.
+Envelope shapes are checked with the `mcp-types` wire models (plain, well-formed requests and
+notifications by `plaincheck`, without importing them); method params are checked per protocol version in
+`dispatch`.
 """
 
 from __future__ import annotations
@@ -10,22 +11,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_types import (
-    HEADER_MISMATCH,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    UNSUPPORTED_PROTOCOL_VERSION,
-    JSONRPCError,
-    JSONRPCNotification,
-    JSONRPCRequest,
-    JSONRPCResponse,
-)
 from pydantic import ValidationError
 
 from lensrelay.unicode_text import find_unencodable
+from mcp_tools.transport.plaincheck import plain_request_id
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -47,6 +36,15 @@ __all__ = [
     "result_response",
 ]
 
+# Error codes, as `mcp_types` defines them (a test pins them): importing it builds every model of both
+# protocol eras, which a fresh server's first answers do without (`plaincheck`).
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 # "Resource not found" in the handshake era (retired in 2026-07-28, where it is INVALID_PARAMS).
 RESOURCE_NOT_FOUND = -32002
 
@@ -131,6 +129,11 @@ def classify(obj: Any) -> Message:
         return Invalid("A JSON-RPC message must be a JSON object.")
     if obj.get("jsonrpc") != "2.0":
         return Invalid('A JSON-RPC message needs "jsonrpc": "2.0".', _readable_id(obj))
+    plain = _plain_message(obj)
+    if plain is not None:
+        return plain
+    from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
     try:
         if "method" in obj:
             if "id" in obj:
@@ -151,6 +154,18 @@ def classify(obj: Any) -> Message:
     return Invalid(
         "A JSON-RPC message needs a method (request or notification) or a result or error.", _readable_id(obj)
     )
+
+
+def _plain_message(obj: dict[str, Any]) -> Request | Notification | None:
+    """The request or notification the envelope models would make of `obj`, when it surely is one
+    (a string method, params an object or absent, an integer or string id); None: ask the models."""
+    method, params = obj.get("method"), obj.get("params")
+    if type(method) is not str or (params is not None and type(params) is not dict):
+        return None
+    if "id" not in obj:
+        return Notification(method, params)
+    request_id = obj["id"]
+    return Request(request_id, method, params) if plain_request_id(request_id) else None
 
 
 def short_validation_message(exc: ValidationError) -> str:

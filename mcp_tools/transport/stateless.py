@@ -11,12 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, HttpResponseBase
-from mcp_types import (
-    CLIENT_CAPABILITIES_META_KEY,
-    CLIENT_INFO_META_KEY,
-    LOG_LEVEL_META_KEY,
-    PROTOCOL_VERSION_META_KEY,
-)
 
 from lensrelay.auth import Access
 from mcp_tools.sessions import LOG_LEVELS
@@ -47,7 +41,15 @@ from mcp_tools.transport.jsonrpc import (
     classify,
     error_response,
 )
-from mcp_tools.transport.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
+from mcp_tools.transport.versions import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    HANDSHAKE_VERSIONS,
+    LOG_LEVEL_META_KEY,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION_META_KEY,
+    SUPPORTED_VERSIONS,
+)
 
 # The HTTP status each protocol error is answered with in this era (others: 200).
 ERROR_STATUS = {

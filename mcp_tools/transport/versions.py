@@ -18,6 +18,14 @@ BATCH_VERSIONS = frozenset({"2025-03-26"})
 # Elicitation arrived in 2025-06-18.
 ELICITATION_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
 
+# `_meta` keys of the 2026-07-28 era, as `mcp_types` defines them (a test pins them; importing it
+# builds every model of both eras).
+PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+
 SERVER_NAME = "lens-relay"
 SERVER_TITLE = "Lens Relay"
 INSTRUCTIONS = (
