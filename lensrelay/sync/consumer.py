@@ -105,6 +105,10 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.websocket_receive(message)
         elif message["type"] == "websocket.connect":
             await self.websocket_connect(message)
+        elif message["type"] == "websocket.disconnect":
+            # Leaving a room touches no Django connection either; the thread trip cost every disconnect
+            # a wake-up of the sync thread, which then contends for the GIL with the loop's connects.
+            await self.websocket_disconnect(message)
         else:
             await super().dispatch(message)
 
@@ -177,6 +181,12 @@ class SyncConsumer(AsyncWebsocketConsumer):
                 return False, None
             await folder_settled()
             await asyncio.sleep(0.1)
+
+    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
+        # Channels' own handler also closes old connections in the sync thread after `disconnect`: the
+        # same trip as above, and this consumer joins no channel-layer group to discard.
+        await self.disconnect(message["code"])
+        raise StopConsumer()
 
     async def disconnect(self, code: int) -> None:
         if self._direct and (direct := self._direct_socket()) is not None:
