@@ -45,7 +45,7 @@ def _limited_server_class() -> type:
     from twisted.internet import reactor
 
     from lensrelay.http_disconnect import DISCONNECT_WATCH, DisconnectWatch
-    from lensrelay.sync.consumer import CLOSE_TOO_LARGE
+    from lensrelay.sync.consumer import CLOSE_TOO_LARGE, accepts_first
     from lensrelay.sync.direct import DIRECT_SEND, DirectSocket, read_frames, write_now
     from lensrelay.sync.warmup import warm_up
 
@@ -73,6 +73,24 @@ def _limited_server_class() -> type:
 
         # Set by the consumer once it reads this socket's frames directly (lensrelay.sync.direct).
         direct_receiver: Callable[[bytes | None, str | None], None] | None = None
+        # Whether the handshake was answered in onConnect, before the application started.
+        accepted_early = False
+
+        def onConnect(self, request: Any) -> Any:
+            handshake = super().onConnect(request)  # starts the application, sends it websocket.connect
+            if self.root_path == "" and accepts_first(self.path.decode("ascii")):
+                # The sync consumer accepts every socket before it looks at anything else (its refusals
+                # are close codes after the handshake): answering now, with the same response, spares
+                # the handshake the wait for the application to start. The client's first frames queue
+                # behind websocket.connect as before.
+                self.accepted_early = True
+                self.serverAccept()
+            return handshake
+
+        def serverAccept(self, subprotocol: str | None = None) -> None:
+            if self.accepted_early and not hasattr(self, "handshake_deferred"):
+                return  # a websocket.accept after the early one changes nothing
+            super().serverAccept(subprotocol)
 
         def onMessage(self, payload: bytes, isBinary: bool) -> None:
             receiver = self.direct_receiver

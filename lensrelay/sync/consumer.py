@@ -57,6 +57,18 @@ def _user_access(user: Any) -> Access | None:
     return access_for_user(user)
 
 
+def accepts_first(path: str) -> bool:
+    """Whether a WebSocket to `path` is routed to this consumer, which accepts every socket before
+    anything else: the launcher answers the handshake of those at once."""
+    from lensrelay.routing import websocket_urlpatterns
+
+    path = path.lstrip("/")  # as Channels' URLRouter matches it
+    for route in websocket_urlpatterns:
+        if route.pattern.match(path):
+            return getattr(route.callback, "consumer_class", None) is SyncConsumer
+    return False
+
+
 class SyncConsumer(AsyncWebsocketConsumer):
     # No channel-layer subscription per socket: documents fan out through the store's one peer bus,
     # and a Redis outage must never close a WebSocket (Channels' receive loop would, with 1011).
@@ -113,7 +125,11 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await super().dispatch(message)
 
     async def connect(self) -> None:
-        await self.accept()
+        # Every socket is accepted first (refusals are close codes the client can read): under the
+        # launcher the handshake was answered already, as soon as it was read (`accepts_first`).
+        direct = self._direct_socket()
+        if direct is None or not direct.accepted:
+            await self.accept()
         kwargs = self.scope["url_route"]["kwargs"]
         doc_id = kwargs["doc_id"]
         if kwargs.get("room_id", doc_id) != doc_id:
