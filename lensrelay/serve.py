@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pprint import pformat
 from typing import Any
 
 APPLICATION = "lensrelay.asgi:application"
@@ -44,10 +45,11 @@ def _limited_server_class() -> type:
     from twisted.internet import reactor
 
     from lensrelay.http_disconnect import DISCONNECT_WATCH, DisconnectWatch
-    from lensrelay.sync.consumer import CLOSE_TOO_LARGE
+    from lensrelay.sync.consumer import CLOSE_TOO_LARGE, accepts_first
     from lensrelay.sync.direct import DIRECT_SEND, DirectSocket, read_frames, write_now
     from lensrelay.sync.warmup import warm_up
 
+    _lazy_handshake_log()
     limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)
     if not hasattr(WebSocketProtocol, "_max_message_size_exceeded"):
         raise RuntimeError(
@@ -71,6 +73,24 @@ def _limited_server_class() -> type:
 
         # Set by the consumer once it reads this socket's frames directly (lensrelay.sync.direct).
         direct_receiver: Callable[[bytes | None, str | None], None] | None = None
+        # Whether the handshake was answered in onConnect, before the application started.
+        accepted_early = False
+
+        def onConnect(self, request: Any) -> Any:
+            handshake = super().onConnect(request)  # starts the application, sends it websocket.connect
+            if self.root_path == "" and accepts_first(self.path.decode("ascii")):
+                # The sync consumer accepts every socket before it looks at anything else (its refusals
+                # are close codes after the handshake): answering now, with the same response, spares
+                # the handshake the wait for the application to start. The client's first frames queue
+                # behind websocket.connect as before.
+                self.accepted_early = True
+                self.serverAccept()
+            return handshake
+
+        def serverAccept(self, subprotocol: str | None = None) -> None:
+            if self.accepted_early and not hasattr(self, "handshake_deferred"):
+                return  # a websocket.accept after the early one changes nothing
+            super().serverAccept(subprotocol)
 
         def onMessage(self, payload: bytes, isBinary: bool) -> None:
             receiver = self.direct_receiver
@@ -146,6 +166,38 @@ def _limited_server_class() -> type:
             return super().create_application(protocol, scope)
 
     return LimitedServer
+
+
+class LazyPformat:
+    """`pprint.pformat(value)`, computed only if a log line is actually formatted."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __str__(self) -> str:
+        return pformat(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def _lazy_handshake_log() -> None:
+    # autobahn's `_connectionMade` pretty-prints its ~30 options for a debug line on every connection,
+    # logged or not: ~0.25 ms of every WebSocket connect, before the handshake is answered. Twisted's
+    # logger formats its fields only for an observer that wants the event, so a lazy value costs nothing
+    # when debug logging is off and gives the same text when it is on.
+    # Timings.__str__ is the module's one other use that must return the text itself.
+    from autobahn.websocket import protocol
+
+    if protocol.pformat is pformat:
+        setattr(protocol.Timings, "__str__", _timings_text)  # noqa: B010  (mypy: no method assignment)
+        setattr(protocol, "pformat", LazyPformat)  # noqa: B010
+
+
+def _timings_text(timings: Any) -> str:
+    return pformat(timings._timings)
 
 
 if __name__ == "__main__":

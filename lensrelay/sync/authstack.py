@@ -1,11 +1,11 @@
-"""The WebSocket middleware: Channels' cookie, session and user stack, without the user lookup for sockets
-that bring a token.
+"""The WebSocket middleware: Channels' cookie, session and user stack, for sockets without a token only.
 
 Channels' AuthMiddleware loads the session's user before the consumer starts, on Django's sync thread:
 a thread trip on every connect, so on every first sync. A y-websocket client of the relay authenticates
-with its `?token=`, which the consumer checks itself and which never falls back to the session, so for
-those sockets the user is set to anonymous without a lookup. Sockets without a token (our own pages,
-signed in to the admin) get the session's user exactly as before.
+with its `?token=`, which the consumer checks itself and which never falls back to the session, so those
+sockets skip the whole stack (cookie parsing, the session wrapper around every send, the user lookup)
+and get an anonymous user. Sockets without a token (our own pages, signed in to the admin) get the
+session's user exactly as before.
 """
 
 from __future__ import annotations
@@ -33,4 +33,11 @@ class TokenOrSessionAuthMiddleware(AuthMiddleware):  # type: ignore[misc]
 
 
 def auth_stack(inner: Any) -> Any:
-    return CookieMiddleware(SessionMiddleware(TokenOrSessionAuthMiddleware(inner)))
+    session_stack = CookieMiddleware(SessionMiddleware(TokenOrSessionAuthMiddleware(inner)))
+
+    async def token_or_session(scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        if query_token(scope):
+            return await inner({**scope, "user": AnonymousUser()}, receive, send)
+        return await session_stack(scope, receive, send)
+
+    return token_or_session

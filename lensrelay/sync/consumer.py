@@ -57,6 +57,18 @@ def _user_access(user: Any) -> Access | None:
     return access_for_user(user)
 
 
+def accepts_first(path: str) -> bool:
+    """Whether a WebSocket to `path` is routed to this consumer, which accepts every socket before
+    anything else: the launcher answers the handshake of those at once."""
+    from lensrelay.routing import websocket_urlpatterns
+
+    path = path.lstrip("/")  # as Channels' URLRouter matches it
+    for route in websocket_urlpatterns:
+        if route.pattern.match(path):
+            return getattr(route.callback, "consumer_class", None) is SyncConsumer
+    return False
+
+
 class SyncConsumer(AsyncWebsocketConsumer):
     # No channel-layer subscription per socket: documents fan out through the store's one peer bus,
     # and a Redis outage must never close a WebSocket (Channels' receive loop would, with 1011).
@@ -105,11 +117,19 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.websocket_receive(message)
         elif message["type"] == "websocket.connect":
             await self.websocket_connect(message)
+        elif message["type"] == "websocket.disconnect":
+            # Leaving a room touches no Django connection either; the thread trip cost every disconnect
+            # a wake-up of the sync thread, which then contends for the GIL with the loop's connects.
+            await self.websocket_disconnect(message)
         else:
             await super().dispatch(message)
 
     async def connect(self) -> None:
-        await self.accept()
+        # Every socket is accepted first (refusals are close codes the client can read): under the
+        # launcher the handshake was answered already, as soon as it was read (`accepts_first`).
+        direct = self._direct_socket()
+        if direct is None or not direct.accepted:
+            await self.accept()
         kwargs = self.scope["url_route"]["kwargs"]
         doc_id = kwargs["doc_id"]
         if kwargs.get("room_id", doc_id) != doc_id:
@@ -177,6 +197,12 @@ class SyncConsumer(AsyncWebsocketConsumer):
                 return False, None
             await folder_settled()
             await asyncio.sleep(0.1)
+
+    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
+        # Channels' own handler also closes old connections in the sync thread after `disconnect`: the
+        # same trip as above, and this consumer joins no channel-layer group to discard.
+        await self.disconnect(message["code"])
+        raise StopConsumer()
 
     async def disconnect(self, code: int) -> None:
         if self._direct and (direct := self._direct_socket()) is not None:

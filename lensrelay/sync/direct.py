@@ -46,6 +46,11 @@ class DirectSocket:
     def __init__(self, protocol: Any) -> None:
         self._protocol = protocol
 
+    @property
+    def accepted(self) -> bool:
+        """Whether the launcher has already answered this socket's handshake (lensrelay.serve)."""
+        return bool(getattr(self._protocol, "accepted_early", False))
+
     def receive_directly(self, receiver: Receiver) -> bool:
         """Have the protocol hand the client's frames to `receiver` as they are read, not through
         daphne's application queue (a message dict, a queue and a task wake-up per frame).

@@ -32,25 +32,29 @@ async def user_seen(query: bytes, session_key: str) -> Any:
 
     async def inner(scope: dict[str, Any], receive: Any, send: Any) -> None:
         seen["user"] = scope["user"]
+        seen["session"] = "session" in scope
 
     cookie = f"{settings.SESSION_COOKIE_NAME}={session_key}".encode()
     scope = {"type": "websocket", "path": "/ws/x", "query_string": query, "headers": [(b"cookie", cookie)]}
     await auth_stack(inner)(scope, None, None)
-    return seen["user"]
+    return seen
 
 
 async def test_a_socket_without_a_token_gets_the_sessions_user() -> None:
     key = await sync_to_async(staff_session)()
-    user = await user_seen(b"", key)
-    assert user.is_authenticated and user.username == "editor"
-    user = await user_seen(b"token=", key)  # a blank token is no token
-    assert user.is_authenticated
+    seen = await user_seen(b"", key)
+    assert seen["user"].is_authenticated and seen["user"].username == "editor"
+    assert seen["session"]
+    seen = await user_seen(b"token=", key)  # a blank token is no token
+    assert seen["user"].is_authenticated
 
 
 async def test_a_socket_with_a_token_never_gets_the_sessions_user() -> None:
     key = await sync_to_async(staff_session)()
-    user = await user_seen(b"token=abc", key)
-    assert not user.is_authenticated
+    seen = await user_seen(b"token=abc", key)
+    assert not seen["user"].is_authenticated
+    # Nor the cookie and session middlewares: nothing of the session stack runs for it.
+    assert not seen["session"]
 
 
 def test_query_token() -> None:

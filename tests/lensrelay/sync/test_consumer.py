@@ -269,3 +269,30 @@ async def test_another_folders_document_is_refused_like_an_unknown_one(
         repr(({"type": "websocket.close", "code": 4404, "reason": "unknown document"}, True))
     }
     assert await document_text(store=store, doc_id=note.doc_id) == "héllo 😀 中"
+
+
+async def test_a_disconnect_leaves_the_room_without_a_trip_to_the_sync_thread(
+    store: Any, note: Any, make_token: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = await sync_to_async(make_token)("edit")
+    alice, bob = await connect(note.doc_id, token), await connect(note.doc_id, token)
+    await handshake(alice)
+    await handshake(bob)
+    trips: list[str] = []
+
+    async def counted() -> None:
+        trips.append("close_old_connections")
+
+    # Channels runs this in the sync thread before and after its disconnect handler.
+    import channels.consumer
+    import channels.generic.websocket
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counted)
+    monkeypatch.setattr(channels.generic.websocket, "aclose_old_connections", counted)
+    room = store.rooms[note.doc_id]
+    assert len(room.clients) == 2
+    await alice.disconnect()
+    while len(room.clients) != 1:
+        await asyncio.sleep(0.01)
+    assert trips == []
+    await bob.disconnect()

@@ -27,6 +27,8 @@ class FakeDirect:
     """Stands in for the launcher's DirectSocket: takes the frames' receiver, sends nothing itself (the
     consumer falls back to ASGI, which the communicator reads)."""
 
+    accepted = False  # the handshake is the communicator's, answered by the consumer's accept
+
     def __init__(self) -> None:
         self.receiver: Callable[[bytes | None, str | None], None] | None = None
 
