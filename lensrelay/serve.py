@@ -146,7 +146,9 @@ def _limited_server_class() -> type:
                     return protocol
 
                 self.http_factory.buildProtocol = build_protocol
-                reactor.callWhenRunning(self._warm_up)
+                # Not callWhenRunning: Twisted's asyncio reactor runs those before the asyncio loop is
+                # running, where create_task has no loop to take (and the warm-up never ran).
+                reactor.callLater(0, self._warm_up)
                 if then is not None:
                     then()
 

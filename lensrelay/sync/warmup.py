@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from pycrdt import Doc, Text
@@ -36,6 +37,7 @@ _NOBODY = "lensrelay-warm-up"
 async def warm_up() -> None:
     from lensrelay.sync.consumer import token_access_and_scope
 
+    started = time.perf_counter()
     try:
         store = get_store()  # the store of the server's loop, and its threads
         await store.db(persistence.doc_kind, _NOBODY)
@@ -47,6 +49,8 @@ async def warm_up() -> None:
         unregistered_room(store)
     except Exception:
         logger.warning("warming up the sync path failed; the first clients will wait for it", exc_info=True)
+    else:
+        logger.info("sync path warmed up in %.0f ms", (time.perf_counter() - started) * 1000)
 
 
 async def refused_connect() -> list[dict[str, Any]]:
