@@ -222,6 +222,19 @@ def _query(
 Row = tuple[int, str, str, str, str, float]  # rowid, doc_id, path, folder name, title, bm25
 
 
+def _scope(*, folder_ids: list[int] | None, path_prefix: str | None) -> tuple[list[str], list[Any]]:
+    """The conditions (on `d`, the documents) and their parameters that keep a search inside its scope."""
+    where: list[str] = []
+    params: list[Any] = []
+    if folder_ids is not None:
+        where.append(f"d.folder_id IN ({', '.join(['%s'] * len(folder_ids))})")
+        params.extend(folder_ids)
+    if path_prefix:
+        where.append("substr(d.path, 1, %s) = %s")
+        params.extend([len(path_prefix), path_prefix])
+    return where, params
+
+
 def _title_tier(
     parsed: ParsedQuery,
     expression: str,
@@ -237,14 +250,9 @@ def _title_tier(
     implied = len(parsed.clauses) == 1
     if folder_ids is None and not path_prefix:
         return _title_tier_unscoped(titles, None if implied else expression, limit=limit)
-    where = [f"{TITLES} MATCH %s"]
-    params: list[Any] = [titles]
-    if folder_ids is not None:
-        where.append(f"d.folder_id IN ({', '.join(['%s'] * len(folder_ids))})")
-        params.extend(folder_ids)
-    if path_prefix:
-        where.append("substr(d.path, 1, %s) = %s")
-        params.extend([len(path_prefix), path_prefix])
+    scope, scope_params = _scope(folder_ids=folder_ids, path_prefix=path_prefix)
+    where = [f"{TITLES} MATCH %s", *scope]
+    params: list[Any] = [titles, *scope_params]
     sql = f"""
         SELECT t.rowid, s.doc_id, d.path, f.name, s.title, bm25({TITLES}) AS score
         FROM {TITLES} t
@@ -331,14 +339,9 @@ def _ranked(
     expression: str, *, folder_ids: list[int] | None, path_prefix: str | None, limit: int
 ) -> list[Row]:
     """The best `limit` matches of an FTS5 expression: (rowid, doc_id, path, folder, title, bm25)."""
-    where = [f"{FTS} MATCH %s"]
-    params: list[Any] = [TITLE_WEIGHT, META_WEIGHT, BODY_WEIGHT, expression]
-    if folder_ids is not None:
-        where.append(f"d.folder_id IN ({', '.join(['%s'] * len(folder_ids))})")
-        params.extend(folder_ids)
-    if path_prefix:
-        where.append("substr(d.path, 1, %s) = %s")
-        params.extend([len(path_prefix), path_prefix])
+    scope, scope_params = _scope(folder_ids=folder_ids, path_prefix=path_prefix)
+    where = [f"{FTS} MATCH %s", *scope]
+    params: list[Any] = [TITLE_WEIGHT, META_WEIGHT, BODY_WEIGHT, expression, *scope_params]
     params.append(limit)
     # Rank first and make snippets only for the winners: snippet() costs far more than bm25().
     ranking = f"""
