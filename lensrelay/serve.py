@@ -148,7 +148,8 @@ def _limited_server_class() -> type:
                 self.http_factory.buildProtocol = build_protocol
                 # Not callWhenRunning: Twisted's asyncio reactor runs those before the asyncio loop is
                 # running, where create_task has no loop to take (and the warm-up never ran).
-                reactor.callLater(0, self._warm_up)
+                # (zope interface methods are declared without `self`, which mypy reads as the first argument)
+                reactor.callLater(0, self._warm_up)  # type: ignore[arg-type]
                 if then is not None:
                     then()
 
