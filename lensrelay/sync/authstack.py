@@ -24,16 +24,8 @@ def query_token(scope: dict[str, Any]) -> str | None:
     return (query.get("token") or [None])[0] or None
 
 
-class TokenOrSessionAuthMiddleware(AuthMiddleware):  # type: ignore[misc]
-    async def resolve_scope(self, scope: dict[str, Any]) -> None:
-        if query_token(scope):
-            scope["user"]._wrapped = AnonymousUser()
-            return
-        await super().resolve_scope(scope)
-
-
 def auth_stack(inner: Any) -> Any:
-    session_stack = CookieMiddleware(SessionMiddleware(TokenOrSessionAuthMiddleware(inner)))
+    session_stack = CookieMiddleware(SessionMiddleware(AuthMiddleware(inner)))
 
     async def token_or_session(scope: dict[str, Any], receive: Any, send: Any) -> Any:
         if query_token(scope):
