@@ -82,7 +82,7 @@ async def fill_random_vectors(store: Any, doc_ids: list[str], seed: int) -> int:
 
     from lensrelay.semantic.maintain import _split
     from lensrelay.semantic.vectors import EmbeddedPassage, note_rows, passages_write
-    from lensrelay.texts import text_cache
+    from lensrelay.text.texts import text_cache
 
     rng = np.random.default_rng(seed)
     passages = 0
@@ -109,7 +109,7 @@ async def fill_random_vectors(store: Any, doc_ids: list[str], seed: int) -> int:
 
 
 async def tool_call(name: str, arguments: dict[str, Any]) -> str:
-    from lensrelay.auth import Access
+    from lensrelay.access.auth import Access
     from mcp_tools.registry import REGISTRY, ToolContext
 
     tool = REGISTRY[name]
@@ -166,7 +166,7 @@ async def main(args: argparse.Namespace, workdir: Path) -> None:
     from lensrelay.semantic import embedder
     from lensrelay.semantic.maintain import maintainer_for
     from lensrelay.semantic.matrix import vector_matrix
-    from lensrelay.vault import import_vault
+    from lensrelay.vault.importexport import import_vault
 
     out: list[str] = []
     store = get_store()
@@ -261,7 +261,7 @@ async def main(args: argparse.Namespace, workdir: Path) -> None:
         )
 
     # One edited note: one section changed, then every section.
-    from lensrelay.texts import text_cache
+    from lensrelay.text.texts import text_cache
 
     doc_id = generated[0]
     text = (await text_cache(store).get_many([doc_id]))[doc_id]

@@ -19,16 +19,22 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from lensrelay.access.tokens import token_create, token_revoke, token_set_folders, token_update
 from lensrelay.docstore import persistence
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.trashdoc import TRASH, is_trashed
-from lensrelay.folders import folder_create, folder_delete
 from lensrelay.history import admin_views as history_admin
 from lensrelay.models import ApiToken, Document, Folder
-from lensrelay.moves import MoveRefused, entry_move, folder_rename
-from lensrelay.tokens import token_create, token_revoke, token_set_folders, token_update
-from lensrelay.trash import DeleteRefused, RestoreRefused, document_restore, documents_trash, linking_notes
-from lensrelay.vaultpath import InvalidPath, normalize_path, validate_folder_name, validate_relative_path
+from lensrelay.text.vaultpath import InvalidPath, normalize_path, validate_folder_name, validate_relative_path
+from lensrelay.vault.folders import folder_create, folder_delete
+from lensrelay.vault.moves import MoveRefused, entry_move, folder_rename
+from lensrelay.vault.trash import (
+    DeleteRefused,
+    RestoreRefused,
+    document_restore,
+    documents_trash,
+    linking_notes,
+)
 
 PREVIEW_CHARS = 4000
 LISTED_ROWS = 200

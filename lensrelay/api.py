@@ -13,9 +13,9 @@ from ninja.errors import AuthenticationError
 from ninja.openapi.docs import ABS_TPL_PATH, Swagger
 from ninja.security import HttpBearer
 
-from lensrelay.auth import Access, aauthenticate_token
+from lensrelay.access.auth import Access, aauthenticate_token
+from lensrelay.access.bearer import unauthorized
 from lensrelay.docstore.trashdoc import TRASH
-from lensrelay.http_auth import unauthorized
 from lensrelay.models import Document, Folder
 
 

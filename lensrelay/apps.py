@@ -8,8 +8,11 @@ class LensRelayConfig(AppConfig):
 
     def ready(self) -> None:
         # These modules register document-store listeners (folder mirroring, text cache) on import.
-        from lensrelay import folders, texts  # noqa: F401
         from lensrelay.history import listen as history_listen  # noqa: F401
-        from lensrelay.links import backlinks  # noqa: F401
         from lensrelay.search import maintain  # noqa: F401
         from lensrelay.semantic import listen  # noqa: F401
+        from lensrelay.text import texts  # noqa: F401
+        from lensrelay.vault import (
+            backlinks,  # noqa: F401
+            folders,  # noqa: F401
+        )

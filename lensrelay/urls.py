@@ -1,9 +1,10 @@
 from django.contrib import admin
 from django.urls import path
 
-from lensrelay import views, ysweet
+from lensrelay import views
 from lensrelay.api import api
 from lensrelay.files import views as files
+from lensrelay.sync import ysweet
 from mcp_tools.api import urls as mcp_urls
 
 urlpatterns = [

@@ -21,7 +21,7 @@ from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.utils import timezone
 
-from lensrelay.auth import LAST_USED_RESOLUTION, Access, token_access
+from lensrelay.access.auth import LAST_USED_RESOLUTION, Access, token_access
 from lensrelay.models import ApiToken
 from mcp_tools import trips
 from mcp_tools.models import CredentialGeneration, McpSession

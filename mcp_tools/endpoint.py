@@ -20,9 +20,9 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.http import HttpRequest, HttpResponseBase
 
-from lensrelay.auth import Access
-from lensrelay.http_auth import bearer_token
-from lensrelay.http_limits import read_body
+from lensrelay.access.auth import Access
+from lensrelay.access.bearer import bearer_token
+from lensrelay.access.limits import read_body
 from mcp_tools import callers
 from mcp_tools.transport import handshake, listening, stateless
 from mcp_tools.transport.headers import (

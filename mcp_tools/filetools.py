@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from lensrelay.files import is_text_file, mimetype
 from lensrelay.files.kinds import extension
-from lensrelay.paths import DocEntry
+from lensrelay.vault.paths import DocEntry
 from mcp_tools.engines.catn import format_read
 from mcp_tools.kb import KnowledgeBase, target_of
 from mcp_tools.registry import ToolContext, ToolError

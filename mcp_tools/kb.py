@@ -15,9 +15,9 @@ from weakref import WeakKeyDictionary
 from lensrelay.docstore.store import DocStore, get_store
 from lensrelay.links.graph import LinkGraph, link_graph
 from lensrelay.links.resolve import LinkTarget
-from lensrelay.paths import DocEntry, PathIndex, path_index
 from lensrelay.search.maintain import search_catch_up
-from lensrelay.texts import LOAD_BATCH, TextCache, text_bytes, text_cache
+from lensrelay.text.texts import LOAD_BATCH, TextCache, text_bytes, text_cache
+from lensrelay.vault.paths import DocEntry, PathIndex, path_index
 from mcp_tools.engines.grep import Joined, join_docs
 from mcp_tools.registry import ToolContext, ToolError
 from suggestions.accepted_view import accepted_text

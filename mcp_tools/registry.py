@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 
 
 class ToolError(Exception):

@@ -16,7 +16,7 @@ import binascii
 import json
 from urllib.parse import quote, unquote
 
-from lensrelay.paths import DocEntry
+from lensrelay.vault.paths import DocEntry
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolContext, ToolError
 from mcp_tools.resources import InvalidCursor, Resources, register_resource_provider

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from lensrelay.tokens import token_narrowed
+from lensrelay.access.tokens import token_narrowed
 from mcp_tools import callers, trips
 from mcp_tools.models import McpSession, ReadMark
 

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, connection, transaction
 
-from lensrelay.loopsqlite import ThreadSqlite
+from lensrelay.docstore.loopsqlite import ThreadSqlite
 from mcp_tools.models import CredentialGeneration, ReadMark
 
 

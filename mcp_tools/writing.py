@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lensrelay.files import is_text_file
-from lensrelay.paths import DocEntry
+from lensrelay.vault.paths import DocEntry
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext, ToolError
 from suggestions.filetext import binary_refusal

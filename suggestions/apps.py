@@ -8,7 +8,7 @@ class SuggestionsConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the listener that keeps rows in step with decisions made inside editors.
-        from lensrelay.texts import set_view
+        from lensrelay.text.texts import set_view
         from suggestions import follow, restoring  # noqa: F401
         from suggestions.accepted_view import accepted_text
 

@@ -29,10 +29,10 @@ from lensrelay.docstore import folderdoc
 from lensrelay.docstore.store import DocStore
 from lensrelay.files import BlobMissing, blob_put, blob_read, blob_size, is_text_file, stored_as_text
 from lensrelay.files.kinds import extension, mimetype
-from lensrelay.folders import mirror_folder
-from lensrelay.paths import DocEntry
-from lensrelay.texts import room_text, text_cache
-from lensrelay.vault import replace_text
+from lensrelay.text.texts import room_text, text_cache
+from lensrelay.vault.folders import mirror_folder
+from lensrelay.vault.importexport import replace_text
+from lensrelay.vault.paths import DocEntry
 from suggestions.diff import unified_diff
 from suggestions.errors import StaleSuggestion, SuggestionError
 from suggestions.models import Suggestion

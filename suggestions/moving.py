@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.store import DocStore
-from lensrelay.moves import FolderRef, MoveRefused, move_entries, plan_move
-from lensrelay.paths import DocEntry, PathIndex, path_index
-from lensrelay.trash import DeleteRefused, documents_trash, linking_notes
-from lensrelay.vaultpath import InvalidPath, split_user_path, with_md_suffix
+from lensrelay.text.vaultpath import InvalidPath, split_user_path, with_md_suffix
+from lensrelay.vault.moves import FolderRef, MoveRefused, move_entries, plan_move
+from lensrelay.vault.paths import DocEntry, PathIndex, path_index
+from lensrelay.vault.trash import DeleteRefused, documents_trash, linking_notes
 from suggestions.errors import SuggestionError
 from suggestions.models import Suggestion
 from suggestions.proposing import Proposer, suggestion_propose_move_or_delete

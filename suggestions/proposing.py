@@ -19,11 +19,11 @@ from pycrdt import Assoc, StickyIndex, Text
 from lensrelay.docstore.offsets import byte_offset
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
-from lensrelay.documents import document_create
 from lensrelay.models import Document, Folder
-from lensrelay.paths import DocEntry, path_index
 from lensrelay.sync.presence import show_assistant
-from lensrelay.texts import CONTENTS, room_text
+from lensrelay.text.texts import CONTENTS, room_text
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.paths import DocEntry, path_index
 from suggestions.accepted_view import build_accepted_view
 from suggestions.criticmarkup import (
     CLOSE_ADDITION,

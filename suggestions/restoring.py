@@ -19,7 +19,7 @@ from django.utils import timezone
 from pycrdt import Text
 
 from lensrelay.history.restoring import Restoring, on_restore
-from lensrelay.texts import CONTENTS
+from lensrelay.text.texts import CONTENTS
 from suggestions.criticmarkup import mark_id, parse
 from suggestions.follow import holding
 from suggestions.integrity import markup_mismatch

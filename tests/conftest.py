@@ -26,7 +26,7 @@ async def store() -> AsyncIterator[object]:
 
 @pytest.fixture
 def make_folder(transactional_db: None) -> Callable[..., object]:
-    from lensrelay.folders import folder_create
+    from lensrelay.vault.folders import folder_create
 
     def make(name: str = "Lens") -> object:
         return folder_create(name=name)
@@ -36,7 +36,7 @@ def make_folder(transactional_db: None) -> Callable[..., object]:
 
 @pytest.fixture
 def make_token(transactional_db: None) -> Callable[..., str]:
-    from lensrelay.tokens import token_create
+    from lensrelay.access.tokens import token_create
 
     def make(role: str = "edit", folders: tuple[object, ...] = (), name: str = "tester") -> str:
         _, raw = token_create(name=name, role=role, folders=folders)  # type: ignore[arg-type]

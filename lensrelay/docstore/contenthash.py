@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from lensrelay.bulkrows import db_value, insert_returning, insert_rows
+from lensrelay.docstore.bulkrows import db_value, insert_returning, insert_rows
 from lensrelay.models import Folder, YDoc, YSnapshot, YUpdate
 
 T = TypeVar("T")

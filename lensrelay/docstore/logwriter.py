@@ -28,7 +28,7 @@ from django.db import connections
 from django.utils import timezone
 
 from lensrelay.docstore import persistence
-from lensrelay.loopsqlite import sqlite_file
+from lensrelay.docstore.loopsqlite import sqlite_file
 from lensrelay.models import YUpdate
 
 logger = logging.getLogger(__name__)

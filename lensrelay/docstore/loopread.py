@@ -18,8 +18,8 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 
+from lensrelay.docstore.loopsqlite import sqlite_file
 from lensrelay.docstore.persistence import FeedOrigin, StoredState, stored_state
-from lensrelay.loopsqlite import sqlite_file
 from lensrelay.models import YDoc, YSnapshot, YUpdate
 
 logger = logging.getLogger(__name__)

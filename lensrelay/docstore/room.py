@@ -17,8 +17,8 @@ from pycrdt import Doc, Subscription, TransactionEvent, merge_updates
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.rehearsal import Rehearsal, UpdateRefused, apply_or_refuse
-from lensrelay.sync import wire
-from lensrelay.sync.awareness import AwarenessStates
+from lensrelay.protocol import wire
+from lensrelay.protocol.awareness import AwarenessStates
 
 if TYPE_CHECKING:
     from lensrelay.docstore.store import DocStore

@@ -11,7 +11,7 @@ from typing import Any
 
 from pycrdt import Doc
 
-from lensrelay.sync.wire import MalformedFrame, Reader, var_bytes
+from lensrelay.protocol.wire import MalformedFrame, Reader, var_bytes
 
 Ranges = dict[int, list[tuple[int, int]]]  # client -> [(start clock, end clock)]
 

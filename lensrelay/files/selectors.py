@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 from lensrelay.files.blobs import DOC_ID_RE
-from lensrelay.folder_entries import content_doc_register
 from lensrelay.models import Document, Folder, YDoc
+from lensrelay.vault.folder_entries import content_doc_register
 
 
 def file_doc_id_valid(doc_id: str) -> bool:

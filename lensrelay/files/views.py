@@ -18,7 +18,9 @@ from django.http.multipartparser import MultiPartParser, MultiPartParserError
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from lensrelay.auth import Access, aauthenticate_token
+from lensrelay.access.auth import Access, aauthenticate_token
+from lensrelay.access.bearer import bearer_token, unauthorized
+from lensrelay.access.limits import body_too_large, read_body
 from lensrelay.files import selectors, transfer
 from lensrelay.files.blobs import (
     BlobCorrupt,
@@ -33,8 +35,6 @@ from lensrelay.files.blobs import (
     validate_hash,
 )
 from lensrelay.files.kinds import mimetype
-from lensrelay.http_auth import bearer_token, unauthorized
-from lensrelay.http_limits import body_too_large, read_body
 
 
 def _not_found(doc_id: str) -> JsonResponse:

@@ -11,8 +11,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lensrelay.links.parse import WikiLink, extract_wikilinks
 from lensrelay.links.resolve import LinkIndex, LinkTarget, Resolution
+from lensrelay.text.wikilinks import WikiLink, extract_wikilinks
 
 if TYPE_CHECKING:
     from lensrelay.docstore.store import DocStore

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from lensrelay.links.parse import extract_wikilinks, target_span
 from lensrelay.links.resolve import LinkIndex, LinkResolver, LinkTarget, match_key
-from lensrelay.vaultpath import has_md_suffix
+from lensrelay.text.vaultpath import has_md_suffix
+from lensrelay.text.wikilinks import extract_wikilinks, target_span
 
 # Characters a wikilink target cannot carry: they end the target or the token.
 _UNWRITABLE = frozenset("[]|#\n\r")

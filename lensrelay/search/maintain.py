@@ -37,7 +37,7 @@ from lensrelay.search.index import (
     search_stale,
 )
 from lensrelay.search.rows import IndexedDocument, document_title
-from lensrelay.texts import text_cache, view_of
+from lensrelay.text.texts import text_cache, view_of
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import connection
 
-from lensrelay.frontmatter import locate_frontmatter
+from lensrelay.text.frontmatter import locate_frontmatter
 
 # Snippet highlights travel as private-use characters, so a `**` already in the text is never mistaken
 # for one; they become `**` at the very end.

@@ -33,7 +33,7 @@ from lensrelay.semantic.vectors import (
     reusable_vectors,
     stale_notes,
 )
-from lensrelay.texts import text_cache, view_of
+from lensrelay.text.texts import text_cache, view_of
 
 logger = logging.getLogger(__name__)
 

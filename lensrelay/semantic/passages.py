@@ -11,8 +11,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from lensrelay.frontmatter import locate_frontmatter
-from lensrelay.lines import split_lines
+from lensrelay.text.frontmatter import locate_frontmatter
+from lensrelay.text.lines import split_lines
 
 # all-MiniLM-L6-v2 reads 256 word pieces; about 1.3 pieces a word leaves room for the title and heading.
 MAX_WORDS = 160

@@ -16,17 +16,17 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from lensrelay.auth import Access, access_for_user, authenticate_token
+from lensrelay.access.auth import Access, access_for_user, authenticate_token
+from lensrelay.access.liveaccess import access_watch
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store, keep_connection_healthy
-from lensrelay.folders import doc_scope, folder_settled
-from lensrelay.liveaccess import access_watch
-from lensrelay.sync import wire
+from lensrelay.protocol import wire
+from lensrelay.protocol.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
+from lensrelay.protocol.wire import MalformedFrame, Reader
+from lensrelay.server.direct import DIRECT_SEND, DirectSocket
 from lensrelay.sync.authstack import query_token
-from lensrelay.sync.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
-from lensrelay.sync.direct import DIRECT_SEND, DirectSocket
 from lensrelay.sync.lookups import loop_lookups
-from lensrelay.sync.wire import MalformedFrame, Reader
+from lensrelay.vault.folders import doc_scope, folder_settled
 
 logger = logging.getLogger(__name__)
 

@@ -24,8 +24,8 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from lensrelay.auth import LAST_USED_RESOLUTION, Access, token_access
-from lensrelay.loopsqlite import ThreadSqlite
+from lensrelay.access.auth import LAST_USED_RESOLUTION, Access, token_access
+from lensrelay.docstore.loopsqlite import ThreadSqlite
 from lensrelay.models import ApiToken, Document, Folder, YDoc
 
 logger = logging.getLogger(__name__)

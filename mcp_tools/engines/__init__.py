@@ -3,7 +3,7 @@
 `grep` the function is not re-exported here, so that `mcp_tools.engines.grep` stays the module.
 """
 
-from lensrelay.frontmatter import document_stats, locate_frontmatter, split_frontmatter
+from lensrelay.text.frontmatter import document_stats, locate_frontmatter, split_frontmatter
 from mcp_tools.engines.catn import display_line, format_read, line_count, split_lines
 from mcp_tools.engines.globbing import compile_glob, glob_paths, grep_glob_filter
 from mcp_tools.engines.grep import GrepError, GrepOptions, GrepResult, GrepTimeout, grep_result

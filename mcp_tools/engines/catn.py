@@ -11,7 +11,7 @@ only edit what it has seen. grep's content output, a list of hits, caps long lin
 
 from __future__ import annotations
 
-from lensrelay.lines import line_count, split_lines
+from lensrelay.text.lines import line_count, split_lines
 
 __all__ = ["display_line", "format_read", "line_count", "split_lines", "whole_line"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from lensrelay.lines import split_lines
 from lensrelay.semantic.passages import PassageMatch
+from lensrelay.text.lines import split_lines
 
 EXCERPT_CHARS = 240
 _WHITESPACE = re.compile(r"\s+")

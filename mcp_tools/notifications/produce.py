@@ -189,7 +189,7 @@ class _failures_contained:
 
 
 def connect_notification_signals() -> None:
-    from lensrelay.folders import folder_documents_changed as documents_signal
+    from lensrelay.vault.folders import folder_documents_changed as documents_signal
     from suggestions.signals import suggestion_decided as decided_signal
 
     documents_signal.connect(folder_documents_changed, dispatch_uid="mcp_tools.notifications.documents")

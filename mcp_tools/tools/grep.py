@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from lensrelay.paths import DocEntry
+from lensrelay.vault.paths import DocEntry
 from mcp_tools.engines.globbing import grep_glob_filter
 from mcp_tools.engines.grep import GrepError, GrepOptions, GrepTimeout, grep_result
 from mcp_tools.filetools import admitted_by_type, file_docs, grep_type_filter

@@ -5,7 +5,7 @@ from typing import Literal
 from django.utils import timezone
 from pydantic import Field
 
-from lensrelay.vaultpath import MAX_PATH_CHARS
+from lensrelay.text.vaultpath import MAX_PATH_CHARS
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, tool
 from suggestions.selectors import age, hunk_previews, suggestions_of_token

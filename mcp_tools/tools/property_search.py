@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import Field
 
-from lensrelay.frontmatter import document_stats, split_frontmatter
+from lensrelay.text.frontmatter import document_stats, split_frontmatter
 from mcp_tools.engines.properties import matches_properties, validate_property_query
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool

@@ -4,8 +4,8 @@ import json
 
 from pydantic import Field
 
-from lensrelay.frontmatter import document_stats, split_frontmatter
 from lensrelay.models import Document
+from lensrelay.text.frontmatter import document_stats, split_frontmatter
 from mcp_tools.kb import open_kb, target_of
 from mcp_tools.registry import ToolArgs, ToolContext, tool
 

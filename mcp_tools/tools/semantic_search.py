@@ -5,10 +5,10 @@ from typing import Any
 
 from pydantic import Field
 
-from lensrelay.frontmatter import split_frontmatter
 from lensrelay.search.rows import document_title
 from lensrelay.semantic.config import semantic_enabled
 from lensrelay.semantic.ranking import semantic_ranking
+from lensrelay.text.frontmatter import split_frontmatter
 from mcp_tools.engines.passages import passage_excerpt, passage_location
 from mcp_tools.engines.properties import matches_properties, validate_property_query
 from mcp_tools.engines.scope import notes_in_scope, require_query, search_scope

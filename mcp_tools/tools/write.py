@@ -4,7 +4,7 @@ from pydantic import Field
 
 from lensrelay.files import file_kind
 from lensrelay.files.kinds import extension
-from lensrelay.vaultpath import InvalidPath, split_user_path, with_md_suffix
+from lensrelay.text.vaultpath import InvalidPath, split_user_path, with_md_suffix
 from mcp_tools.filetools import file_change_reply
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 from mcp_tools.registry import REGISTRY, Tool
 
 if TYPE_CHECKING:

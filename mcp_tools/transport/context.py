@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 from mcp_tools.models import McpSession
 from mcp_tools.registry import ToolContext
 from mcp_tools.sessions import LOG_LEVELS, stateless_session_key

@@ -15,7 +15,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from pydantic import ValidationError
 
-from lensrelay.unicode_text import find_unencodable
+from lensrelay.text.unicode_text import find_unencodable
 from mcp_tools import prompts, resources, sessions
 from mcp_tools.notifications.subscriptions import subscription_add, subscription_remove
 from mcp_tools.registry import Tool, ToolError

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponseBase
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 from mcp_tools import sessions
 from mcp_tools.models import McpSession
 from mcp_tools.transport import dispatch, outbound

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lensrelay.unicode_text import find_unencodable
+from lensrelay.text.unicode_text import find_unencodable
 from mcp_tools.transport.plaincheck import plain_request_id
 
 __all__ = [

@@ -21,7 +21,7 @@ from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.exception import response_for_exception
 from django.http import HttpRequest, HttpResponseBase
 
-from lensrelay.http_disconnect import DISCONNECT_WATCH, DisconnectWatch
+from lensrelay.server.disconnect import DISCONNECT_WATCH, DisconnectWatch
 from mcp_tools.endpoint import answer
 
 PATH = "/mcp"

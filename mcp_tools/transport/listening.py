@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 from lensrelay.docstore.store import get_store
 from mcp_tools.models import McpSession
 from mcp_tools.notifications.events import stream_claim

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponseBase
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 from mcp_tools.sessions import LOG_LEVELS
 from mcp_tools.transport import dispatch
 from mcp_tools.transport.context import CallScope

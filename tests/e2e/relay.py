@@ -33,7 +33,7 @@ _SETUP_SCRIPT = """
 import json
 from django.core.management import call_command
 from lensrelay.models import Folder
-from lensrelay.tokens import token_create
+from lensrelay.access.tokens import token_create
 plan = json.loads({plan!r})
 if plan["migrate"]:
     call_command("migrate", interactive=False, verbosity=0)
@@ -50,7 +50,7 @@ _DISABLE_TOKENS_SCRIPT = """
 from datetime import timedelta
 from django.utils import timezone
 from lensrelay.models import ApiToken
-from lensrelay.tokens import token_revoke
+from lensrelay.access.tokens import token_revoke
 for raw in {revoke!r}:
     token_revoke(token=ApiToken.objects.get(token_hash=ApiToken.hash_token(raw)))
 for raw in {expire!r}:

@@ -41,7 +41,7 @@ from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from lensrelay.docstore.store import store_session
 from lensrelay.models import Folder
-from lensrelay.paths import path_index
+from lensrelay.vault.paths import path_index
 from suggestions.proposing import EditSpec, Proposer, suggestion_propose_create, suggestion_propose_edits
 from suggestions.proposing import suggestion_propose_move_or_delete
 call_command("import_vault", {vault!r}, folder="Race")

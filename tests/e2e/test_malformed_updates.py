@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lensrelay.sync import wire
+from lensrelay.protocol import wire
 from tests.lensrelay.update_corpus import malformed_updates, refused_by_pycrdt
 
 from .conftest import YClientFactory

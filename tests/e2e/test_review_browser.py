@@ -45,7 +45,7 @@ _SETUP_SCRIPT = """
 import json
 from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
-from lensrelay.tokens import token_create
+from lensrelay.access.tokens import token_create
 call_command("import_vault", {vault!r}, folder={folder!r})
 _, raw = token_create(name={assistant!r}, role="suggest")
 perms = {{p.codename: p for p in Permission.objects.filter(content_type__app_label="suggestions")}}

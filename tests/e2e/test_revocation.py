@@ -45,7 +45,7 @@ _MARKER = "E2E-TOKEN-CHANGED "
 _CHANGE_SCRIPT = """
 import time
 from lensrelay.models import ApiToken, Folder
-from lensrelay.tokens import token_revoke, token_set_folders
+from lensrelay.access.tokens import token_revoke, token_set_folders
 token = ApiToken.objects.get(token_hash=ApiToken.hash_token({raw!r}))
 keep = {keep!r}
 if keep is None:

@@ -48,7 +48,7 @@ ADMIN_PASSWORD = "scaled-admin-pw"
 SETUP = """
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from lensrelay.tokens import token_create
+from lensrelay.access.tokens import token_create
 call_command("import_vault", {vault!r}, folder="Team")
 User.objects.create_superuser("ada", "ada@example.org", {password!r})
 print("TOKEN " + token_create(name="scaled", role="edit")[1])

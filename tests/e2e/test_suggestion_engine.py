@@ -51,7 +51,7 @@ _SETUP = """
 import json
 from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
-from lensrelay.tokens import token_create
+from lensrelay.access.tokens import token_create
 call_command("import_vault", {vault!r}, folder={folder!r})
 tokens = {{name: token_create(name=name, role="suggest")[1] for name in ("claude-review", "gpt")}}
 user = User.objects.create_user({user!r}, password={password!r}, is_staff=True)

@@ -40,7 +40,7 @@ _SETUP_SCRIPT = """
 import json
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from lensrelay.tokens import token_create
+from lensrelay.access.tokens import token_create
 call_command("import_vault", {vault!r}, folder={folder!r})
 _, raw = token_create(name="claude", role="suggest")
 User.objects.create_superuser({editor!r}, "editor@example.org", {password!r})

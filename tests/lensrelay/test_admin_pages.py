@@ -13,9 +13,9 @@ from django.contrib.staticfiles import finders
 from django.test import AsyncClient
 from django.utils import timezone
 
-from lensrelay.auth import authenticate_token
+from lensrelay.access.auth import authenticate_token
+from lensrelay.access.tokens import token_create
 from lensrelay.models import ApiToken, Folder
-from lensrelay.tokens import token_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

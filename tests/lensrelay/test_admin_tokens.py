@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from lensrelay.access.tokens import token_create, token_narrowed
 from lensrelay.models import ApiToken, Folder
-from lensrelay.tokens import token_create, token_narrowed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

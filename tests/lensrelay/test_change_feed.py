@@ -16,14 +16,14 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 from lensrelay.docstore import folderdoc, versions
 from lensrelay.docstore.store import DocStore, get_store
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create, mirror_for, sync_folder_documents
 from lensrelay.models import Document, Folder
-from lensrelay.paths import PathIndex, path_index
-from lensrelay.vault import import_vault
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.folders import folder_create, mirror_for, sync_folder_documents
+from lensrelay.vault.importexport import import_vault
+from lensrelay.vault.paths import PathIndex, path_index
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

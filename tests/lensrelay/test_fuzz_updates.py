@@ -13,9 +13,9 @@ from pycrdt import Doc, Text
 
 from lensrelay.asgi import application
 from lensrelay.docstore.rehearsal import UpdateRefused
-from lensrelay.documents import document_create
 from lensrelay.models import YSnapshot, YUpdate
-from lensrelay.sync import wire
+from lensrelay.protocol import wire
+from lensrelay.vault.documents import document_create
 
 from .update_corpus import HALF_APPLYING_UPDATE, malformed_updates, refused_by_pycrdt
 

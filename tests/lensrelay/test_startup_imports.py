@@ -26,10 +26,10 @@ import django
 django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0, skip_checks=True)  # checks would load the whole URLconf
-from lensrelay import serve
+from lensrelay.server import serve
 serve._limited_server_class()
 from lensrelay.asgi import application
-from lensrelay.tokens import token_create
+from lensrelay.access.tokens import token_create
 
 _, TOKEN = token_create(name="start", role="view", folders=[], expires_days=None)
 

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from asgiref.sync import sync_to_async
 
+from lensrelay.access.tokens import token_revoke, token_set_folders
 from lensrelay.models import ApiToken
-from lensrelay.tokens import token_revoke, token_set_folders
 from mcp_tools import callers, sessions
 from mcp_tools.models import ReadMark
 

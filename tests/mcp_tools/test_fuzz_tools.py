@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lensrelay.models import Document, YDoc, YUpdate
-from lensrelay.vault import import_vault
+from lensrelay.vault.importexport import import_vault
 from suggestions.models import Suggestion
 
 from .test_transport_support import HANDSHAKE, Mcp, TokenFactory, http, tokens

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from lensrelay.documents import document_create
 from lensrelay.models import Folder
-from lensrelay.vault import import_vault
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.importexport import import_vault
 from mcp_tools import resources
 from mcp_tools.registry import ToolContext
 from mcp_tools.resources import InvalidCursor

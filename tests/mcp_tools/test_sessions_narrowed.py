@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import sync_to_async
 
+from lensrelay.access.tokens import token_create, token_revoke, token_set_folders
 from lensrelay.models import ApiToken, Folder
-from lensrelay.tokens import token_create, token_revoke, token_set_folders
 from mcp_tools import sessions
 from mcp_tools.models import McpSession, ReadMark
 

@@ -10,8 +10,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
+from lensrelay.access.tokens import token_revoke
 from lensrelay.models import ApiToken
-from lensrelay.tokens import token_revoke
 
 from .test_transport_support import BOTH, HANDSHAKE, Mcp, TokenFactory, http, mcp, test_tools, tokens
 

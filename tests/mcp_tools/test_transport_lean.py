@@ -9,7 +9,7 @@ import pytest
 from django.core.signals import request_finished
 from django.http import HttpResponse, StreamingHttpResponse
 
-from lensrelay.http_disconnect import DISCONNECT_WATCH, DisconnectWatch
+from lensrelay.server.disconnect import DISCONNECT_WATCH, DisconnectWatch
 from mcp_tools.transport import lean
 from mcp_tools.transport.lean import McpHandler, _close
 

@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpResponseBase, StreamingHttpResponse
 from django.test import RequestFactory
 
-from lensrelay.auth import Access
+from lensrelay.access.auth import Access
 from mcp_tools.transport import outbound
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.exchange import Outbox, answer, sse_event

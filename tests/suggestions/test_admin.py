@@ -16,9 +16,9 @@ from django.test import AsyncClient
 from pycrdt import Text
 
 from lensrelay.docstore.offsets import text_delete
-from lensrelay.documents import document_create
-from lensrelay.paths import path_index
-from lensrelay.texts import CONTENTS, text_cache
+from lensrelay.text.texts import CONTENTS, text_cache
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.paths import path_index
 from suggestions.admin_views import diff_table, inline_lines, line_groups, own_changes, without_metadata
 from suggestions.criticmarkup import render_metadata, render_replacement
 from suggestions.models import Suggestion

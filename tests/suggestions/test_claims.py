@@ -13,9 +13,9 @@ from django.utils import timezone
 from pycrdt import Text
 
 from lensrelay.docstore.offsets import text_delete
-from lensrelay.documents import document_create
-from lensrelay.paths import path_index
-from lensrelay.texts import CONTENTS
+from lensrelay.text.texts import CONTENTS
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.paths import path_index
 from suggestions import deciding
 from suggestions.claims import CLAIM_TIMEOUT
 from suggestions.deciding import suggestion_decide

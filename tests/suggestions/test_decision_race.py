@@ -26,10 +26,10 @@ from django.contrib.auth.models import User
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.store import DocStore, store_session
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create
 from lensrelay.models import Document, Folder
-from lensrelay.paths import path_index
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.folders import folder_create
+from lensrelay.vault.paths import path_index
 from suggestions.deciding import Decision, suggestion_accept, suggestion_decide, suggestion_reject
 from suggestions.models import Suggestion
 from suggestions.proposing import (

@@ -8,7 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from pycrdt import Assoc, Doc, StickyIndex, Text
 
-from lensrelay.documents import document_create
+from lensrelay.vault.documents import document_create
 from suggestions.follow import outcome_in_text
 from suggestions.models import Suggestion
 

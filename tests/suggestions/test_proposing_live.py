@@ -12,9 +12,9 @@ from asgiref.sync import sync_to_async
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from lensrelay.documents import document_create
-from lensrelay.paths import path_index
-from lensrelay.texts import room_text
+from lensrelay.text.texts import room_text
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.paths import path_index
 from suggestions.criticmarkup import mark_id, parse
 from suggestions.deciding import suggestion_decide
 from suggestions.errors import SuggestionError

@@ -12,11 +12,11 @@ from asgiref.sync import sync_to_async
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 
-from lensrelay.documents import document_create
 from lensrelay.history.models import DocVersion
 from lensrelay.history.restoring import version_restore_in_store
-from lensrelay.paths import path_index
-from lensrelay.texts import room_text
+from lensrelay.text.texts import room_text
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.paths import path_index
 from suggestions.models import Suggestion
 from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
 

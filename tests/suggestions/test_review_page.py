@@ -9,9 +9,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from lensrelay.documents import document_create
+from lensrelay.access.tokens import token_create
 from lensrelay.models import Folder
-from lensrelay.tokens import token_create
+from lensrelay.vault.documents import document_create
 from suggestions.deciding import Decision
 from suggestions.models import Suggestion
 from suggestions.review_page import summary

@@ -2,8 +2,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lensrelay.access.tokens import token_create
 from lensrelay.models import ApiToken, Folder
-from lensrelay.tokens import token_create
 
 
 class Command(BaseCommand):

@@ -5,10 +5,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from lensrelay.access.tokens import token_create
 from lensrelay.docstore.store import get_store
 from lensrelay.models import ApiToken, Folder
-from lensrelay.tokens import token_create
-from lensrelay.vault import import_vault
+from lensrelay.vault.importexport import import_vault
 
 DEMO_VAULT = Path(__file__).resolve().parents[2] / "demo_vault"
 DEMO_FOLDER = "Lens"

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lensrelay.management.progress import ProgressBar
 from lensrelay.models import Folder
-from lensrelay.vault import export_vault
+from lensrelay.vault.importexport import export_vault
 
 
 class Command(BaseCommand):

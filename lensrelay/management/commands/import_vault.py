@@ -5,11 +5,11 @@ from typing import Any, TextIO, cast
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lensrelay.docstore.store import get_store
-from lensrelay.links.backlinks import backlink_indexer
 from lensrelay.management.progress import ProgressBar
-from lensrelay.trash import TrashReport
-from lensrelay.vault import ImportReport, import_vault
-from lensrelay.vault_prune import vault_prune
+from lensrelay.vault.backlinks import backlink_indexer
+from lensrelay.vault.importexport import ImportReport, import_vault
+from lensrelay.vault.prune import vault_prune
+from lensrelay.vault.trash import TrashReport
 
 
 class Command(BaseCommand):

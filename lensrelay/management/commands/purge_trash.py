@@ -5,7 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lensrelay.docstore.store import get_store
-from lensrelay.purge import Purgeable, trash_expired, trash_purge
+from lensrelay.vault.purge import Purgeable, trash_expired, trash_purge
 
 
 class Command(BaseCommand):

@@ -9,8 +9,8 @@ from asgiref.sync import sync_to_async
 from pycrdt import Doc, Text
 
 from lensrelay.docstore import persistence
-from lensrelay.documents import document_create
 from lensrelay.models import YSnapshot, YUpdate
+from lensrelay.vault.documents import document_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -13,8 +13,8 @@ from pycrdt import Doc, Text
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.loopread import LoopReader
-from lensrelay.documents import document_create
 from lensrelay.models import YUpdate
+from lensrelay.vault.documents import document_create
 
 from .test_store import insert
 

@@ -19,9 +19,9 @@ from pycrdt import Text
 from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.peers import PeerBus, group_name
 from lensrelay.docstore.store import DocStore
-from lensrelay.documents import document_create
-from lensrelay.sync import wire
+from lensrelay.protocol import wire
 from lensrelay.sync.consumer import SyncConsumer
+from lensrelay.vault.documents import document_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -92,7 +92,7 @@ async def workers(transactional_db: None) -> AsyncIterator[tuple[DocStore, DocSt
 
 
 async def shared_note(first: DocStore, second: DocStore) -> tuple[Any, Any]:
-    from lensrelay.folders import folder_create
+    from lensrelay.vault.folders import folder_create
 
     folder = await sync_to_async(folder_create)(name="Lens")
     note = await document_create(store=first, folder=folder, path="/Note.md", text="start")

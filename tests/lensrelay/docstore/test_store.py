@@ -13,8 +13,8 @@ from lensrelay.docstore import persistence
 from lensrelay.docstore.logwriter import LoopAppender
 from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.room import Room
-from lensrelay.documents import document_create
 from lensrelay.models import YSnapshot, YUpdate
+from lensrelay.vault.documents import document_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

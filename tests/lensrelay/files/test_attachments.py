@@ -11,10 +11,10 @@ from asgiref.sync import sync_to_async
 from pycrdt import Text
 
 from lensrelay.docstore import folderdoc
-from lensrelay.files.attachments import attachment_bytes, attachment_write
 from lensrelay.files.blobs import BlobMissing, blob_list
 from lensrelay.models import Document, Folder
-from lensrelay.vaultpath import InvalidPath
+from lensrelay.text.vaultpath import InvalidPath
+from lensrelay.vault.attachments import attachment_bytes, attachment_write
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

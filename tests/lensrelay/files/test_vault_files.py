@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from lensrelay.docstore import folderdoc
 from lensrelay.models import Document, Folder
-from lensrelay.vault import export_vault, import_vault
+from lensrelay.vault.importexport import export_vault, import_vault
 from tests.lensrelay.files.samples import png
-from tests.lensrelay.test_vault_reimport import tree, write_vault
+from tests.lensrelay.vault.test_vault_reimport import tree, write_vault
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,12 +15,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import AsyncClient
 
 from lensrelay.docstore import folderdoc
-from lensrelay.files.attachments import attachment_write
 from lensrelay.files.blobs import blob_exists, blob_put
 from lensrelay.files.kinds import blob_entry_meta
-from lensrelay.folder_entries import content_doc_id
-from lensrelay.folders import mirror_folder
 from lensrelay.models import Document, Folder
+from lensrelay.vault.attachments import attachment_write
+from lensrelay.vault.folder_entries import content_doc_id
+from lensrelay.vault.folders import mirror_folder
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

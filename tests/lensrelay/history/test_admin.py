@@ -10,8 +10,8 @@ from django.contrib.auth.models import Permission, User
 from django.test import AsyncClient
 from pycrdt import Text
 
-from lensrelay.documents import document_create
 from lensrelay.history.models import DocVersion
+from lensrelay.vault.documents import document_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

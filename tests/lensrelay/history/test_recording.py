@@ -13,12 +13,12 @@ from pycrdt import Text
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.room import Origin
-from lensrelay.documents import document_create
 from lensrelay.history import listen
 from lensrelay.history.models import DocVersion
 from lensrelay.history.recording import Retention, state_text, version_record, versions_prune
 from lensrelay.history.selectors import versions_summaries
 from lensrelay.models import YUpdate
+from lensrelay.vault.documents import document_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

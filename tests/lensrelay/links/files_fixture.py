@@ -6,8 +6,8 @@ import uuid as uuidlib
 from typing import Any
 
 from lensrelay.docstore import folderdoc
-from lensrelay.folders import mirror_folder
 from lensrelay.models import Document
+from lensrelay.vault.folders import mirror_folder
 
 
 async def add_file_entry(store: Any, folder: Any, path: str, type: str) -> Document:

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from lensrelay.links.parse import extract_wikilinks
 from lensrelay.links.resolve import LinkIndex, LinkTarget
 from lensrelay.links.rewrite import Relocation, apply_edits
+from lensrelay.text.wikilinks import extract_wikilinks
 from tests.lensrelay.links.test_resolve import t
 
 VAULT = [

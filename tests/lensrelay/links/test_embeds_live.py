@@ -8,12 +8,12 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from lensrelay.docstore import folderdoc
-from lensrelay.documents import document_create
-from lensrelay.links import backlinks
-from lensrelay.moves import FolderRef, move_entries
-from lensrelay.texts import text_cache
+from lensrelay.text.texts import text_cache
+from lensrelay.vault import backlinks
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.moves import FolderRef, move_entries
 from tests.lensrelay.links.files_fixture import add_file_entry
-from tests.lensrelay.links.test_backlinks import backlinks_settle
+from tests.lensrelay.vault.test_backlinks import backlinks_settle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -18,7 +18,8 @@ def hook_folder_mirroring(monkeypatch: pytest.MonkeyPatch) -> None:
 
     The call belongs in `lensrelay/folders.py::mirror_folder`; until it is there, the tests put it there.
     """
-    from lensrelay import documents, folders, vault
+    from lensrelay.vault import documents, folders
+    from lensrelay.vault import importexport as vault
 
     original = folders.mirror_folder
     if "search_folder_changed" in inspect.getsource(original):

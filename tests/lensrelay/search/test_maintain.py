@@ -11,14 +11,14 @@ from pycrdt import Doc, Text
 
 from lensrelay.docstore import folderdoc, persistence
 from lensrelay.docstore.offsets import text_insert
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create, folder_settled
 from lensrelay.models import Document, Folder
 from lensrelay.search import maintain
 from lensrelay.search.index import search_clear, search_indexed, search_query
 from lensrelay.search.maintain import search_ready, search_reindex_all, search_settled
 from lensrelay.search.rows import Hit
-from lensrelay.texts import CONTENTS, text_cache
+from lensrelay.text.texts import CONTENTS, text_cache
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.folders import folder_create, folder_settled
 from tests.editing import append_text
 from tests.lensrelay.search.helpers import eventually
 
@@ -188,7 +188,7 @@ class _Sink:
 
 
 async def test_indexing_is_quick_for_a_vault_import(store: Any, tmp_path: Any) -> None:
-    from lensrelay.vault import import_vault
+    from lensrelay.vault.importexport import import_vault
 
     for i in range(300):
         (tmp_path / f"note {i:03}.md").write_text(f"# Note {i}\nshared word and unique{i}\n")

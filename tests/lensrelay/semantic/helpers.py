@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from lensrelay.docstore.store import DocStore
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create
 from lensrelay.semantic.listen import semantic_ready, semantic_settled
-from lensrelay.vault import import_vault
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.folders import folder_create
+from lensrelay.vault.importexport import import_vault
 
 HERE = Path(__file__).resolve().parent
 VAULT = HERE / "vault"

@@ -12,16 +12,16 @@ from pycrdt import Doc, Text
 from lensrelay.docstore import folderdoc, persistence
 from lensrelay.docstore.offsets import text_insert, text_replace
 from lensrelay.docstore.store import DocStore
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create, folder_settled
 from lensrelay.models import EmbeddedDocument, Folder, Passage
-from lensrelay.moves import FolderRef, move_entries
 from lensrelay.semantic import maintain
 from lensrelay.semantic.lookup import ranked_notes
 from lensrelay.semantic.matrix import vector_matrix
 from lensrelay.semantic.passages import split_passages
 from lensrelay.semantic.vectors import NoteRow, passages_write
-from lensrelay.texts import CONTENTS
+from lensrelay.text.texts import CONTENTS
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.folders import folder_create, folder_settled
+from lensrelay.vault.moves import FolderRef, move_entries
 from suggestions.accepted_view import accepted_text
 from tests.lensrelay.semantic.helpers import semantic, settle
 

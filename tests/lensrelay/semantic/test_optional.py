@@ -38,9 +38,9 @@ call_command("migrate", verbosity=0)
 import httpx
 from django.core.asgi import get_asgi_application
 from lensrelay.docstore.store import get_store
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create
-from lensrelay.tokens import token_create
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.folders import folder_create
+from lensrelay.access.tokens import token_create
 
 async def main():
     store = get_store()

@@ -7,9 +7,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lensrelay.frontmatter import locate_frontmatter
-from lensrelay.lines import split_lines
 from lensrelay.semantic.passages import MAX_PASSAGES, MAX_WORDS, split_passages
+from lensrelay.text.frontmatter import locate_frontmatter
+from lensrelay.text.lines import split_lines
 
 NOTE = """---
 tags: [team]

@@ -10,15 +10,15 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from lensrelay.docstore.store import get_store
-from lensrelay.documents import document_create
-from lensrelay.sync import wire
-from lensrelay.sync.awareness import (
+from lensrelay.protocol import wire
+from lensrelay.protocol.awareness import (
     MAX_CLIENTS_PER_CONNECTION,
     MAX_STATE_BYTES,
     AwarenessRate,
     AwarenessRefused,
     AwarenessStates,
 )
+from lensrelay.vault.documents import document_create
 from tests.lensrelay.sync.test_consumer import connect, decode, handshake
 
 pytestmark = pytest.mark.django_db(transaction=True)

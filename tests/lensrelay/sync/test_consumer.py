@@ -12,9 +12,9 @@ from pycrdt import Doc, Text
 
 from lensrelay.asgi import application
 from lensrelay.docstore.offsets import text_insert
-from lensrelay.documents import document_create, document_text
-from lensrelay.sync import wire
-from lensrelay.sync.wire import Reader
+from lensrelay.protocol import wire
+from lensrelay.protocol.wire import Reader
+from lensrelay.vault.documents import document_create, document_text
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

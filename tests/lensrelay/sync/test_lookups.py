@@ -12,11 +12,11 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.utils import timezone
 
-from lensrelay.documents import document_create
+from lensrelay.access.tokens import token_revoke, token_set_folders
 from lensrelay.models import ApiToken, YDoc
 from lensrelay.sync.consumer import token_access_and_scope
 from lensrelay.sync.lookups import loop_lookups
-from lensrelay.tokens import token_revoke, token_set_folders
+from lensrelay.vault.documents import document_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from lensrelay.documents import document_create
-from lensrelay.sync import wire
+from lensrelay.protocol import wire
+from lensrelay.protocol.wire import Reader
 from lensrelay.sync.presence import assistant_client_id, show_assistant
-from lensrelay.sync.wire import Reader
+from lensrelay.vault.documents import document_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -16,10 +16,10 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Permission, User
 
-from lensrelay.auth import access_for_user
-from lensrelay.documents import document_create, document_text
+from lensrelay.access.auth import access_for_user
+from lensrelay.protocol import wire
 from lensrelay.routing import websocket_urlpatterns
-from lensrelay.sync import wire
+from lensrelay.vault.documents import document_create, document_text
 from tests.lensrelay.sync.test_consumer import decode, edit, handshake
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,9 +10,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
-from lensrelay.folders import folder_create, folder_delete
+from lensrelay.access.tokens import token_create, token_revoke
 from lensrelay.models import ApiToken
-from lensrelay.tokens import token_create, token_revoke
+from lensrelay.vault.folders import folder_create, folder_delete
 from mcp_tools.models import McpEvent, McpSession
 from mcp_tools.notifications import events
 from suggestions import claims

@@ -15,8 +15,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from pycrdt import Text
 
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.folders import folder_create
 from mcp_tools.models import McpSubscription
 from mcp_tools.notifications.events import events_append
 from mcp_tools.resources_documents import document_uri

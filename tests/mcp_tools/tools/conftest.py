@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from lensrelay.auth import Access
-from lensrelay.vault import import_vault
+from lensrelay.access.auth import Access
+from lensrelay.vault.importexport import import_vault
 from mcp_tools.registry import REGISTRY, ToolContext, ToolError
 
 DEMO = Path(__file__).resolve().parents[3] / "lensrelay" / "demo_vault"

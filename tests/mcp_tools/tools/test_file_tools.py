@@ -12,9 +12,9 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from lensrelay.docstore import folderdoc
-from lensrelay.documents import document_create
-from lensrelay.files.attachments import attachment_bytes, attachment_write
 from lensrelay.models import Document
+from lensrelay.vault.attachments import attachment_bytes, attachment_write
+from lensrelay.vault.documents import document_create
 from suggestions.deciding import suggestion_decide
 from suggestions.models import Suggestion
 from tests.mcp_tools.tools.conftest import access

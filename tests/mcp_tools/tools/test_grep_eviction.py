@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from lensrelay import texts as texts_module
-from lensrelay.paths import path_index
-from lensrelay.texts import TextCache, text_cache
+from lensrelay.text import texts as texts_module
+from lensrelay.text.texts import TextCache, text_cache
+from lensrelay.vault.paths import path_index
 from mcp_tools import kb
 from mcp_tools.engines import grep as grep_engine
 from mcp_tools.tools import grep as grep_tool

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from lensrelay.auth import authenticate_token
+from lensrelay.access.auth import authenticate_token
+from lensrelay.access.tokens import token_create, token_set_folders
 from lensrelay.models import ApiToken, Folder
-from lensrelay.tokens import token_create, token_set_folders
 from suggestions.models import Suggestion
 
 pytestmark = pytest.mark.django_db(transaction=True)

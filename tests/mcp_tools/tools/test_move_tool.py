@@ -9,9 +9,9 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from lensrelay.docstore import folderdoc
-from lensrelay.documents import document_create
 from lensrelay.models import Document, Folder
-from lensrelay.texts import text_cache
+from lensrelay.text.texts import text_cache
+from lensrelay.vault.documents import document_create
 from suggestions.deciding import suggestion_decide
 from suggestions.models import Suggestion
 from tests.mcp_tools.tools.conftest import access

@@ -8,9 +8,9 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from lensrelay.docstore.store import get_store
-from lensrelay.documents import document_create
 from lensrelay.models import Folder
-from lensrelay.vault import replace_text
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.importexport import replace_text
 from mcp_tools.kb import open_kb
 from tests.mcp_tools.tools.conftest import access
 

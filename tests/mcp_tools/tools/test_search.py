@@ -12,13 +12,13 @@ import pytest
 from pycrdt import Text
 
 from lensrelay.docstore.offsets import text_insert
-from lensrelay.documents import document_create
-from lensrelay.folders import folder_create
 from lensrelay.models import Document, Folder
 from lensrelay.search import maintain
 from lensrelay.search.index import search_query, search_remove_document
 from lensrelay.search.maintain import search_catch_up, search_ready
-from lensrelay.texts import CONTENTS
+from lensrelay.text.texts import CONTENTS
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.folders import folder_create
 from mcp_tools.registry import REGISTRY
 from tests.lensrelay.search.helpers import eventually, hook_folder_mirroring
 from tests.mcp_tools.tools.conftest import access

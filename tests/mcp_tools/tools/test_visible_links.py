@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lensrelay.docstore import folderdoc
-from lensrelay.documents import document_create
 from lensrelay.models import Document, YDoc
-from lensrelay.vaultpath import normalize_path, validate_relative_path, with_md_suffix
+from lensrelay.text.vaultpath import normalize_path, validate_relative_path, with_md_suffix
+from lensrelay.vault.documents import document_create
 from tests.mcp_tools.tools.conftest import access
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
-from lensrelay.documents import document_create
 from lensrelay.models import Folder
-from lensrelay.texts import text_cache
+from lensrelay.text.texts import text_cache
+from lensrelay.vault.documents import document_create
 from suggestions.criticmarkup import accept_all, parse, reject_all
 from suggestions.deciding import suggestion_decide
 from suggestions.models import Suggestion

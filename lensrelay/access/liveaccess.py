@@ -1,0 +1,138 @@
+"""Open sockets follow their credentials: revoking, expiring or narrowing a token cuts them off.
+
+A socket's access is checked once when it connects; after that this per-process registry re-reads the
+tokens (and staff users) behind every open socket, and the folders of their documents, every
+`LENSRELAY_POLL_SECONDS`, in a few cheap queries, only while sockets are open. It needs nothing but the
+database, so it works the same on every worker, whichever process or command changed the token. A
+socket whose token is revoked, expired or deleted closes with 4401; one whose token lost the document's
+folder (or whose document moved to a folder the token does not see) closes with 4403; a token whose role
+changed keeps its socket with the new rights (an `edit` token narrowed to `view` turns read-only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from typing import Protocol
+
+from django.contrib.auth import get_user_model
+
+from lensrelay.access.auth import Access, access_for_user, token_access
+from lensrelay.docstore.store import DocStore
+from lensrelay.models import ApiToken, Document, Folder
+
+logger = logging.getLogger(__name__)
+
+CLOSE_ACCESS_ENDED = 4401
+CLOSE_FOLDER_LOST = 4403
+
+Credential = tuple[str, int]  # ("token", id) or ("user", id)
+
+
+class WatchedSocket(Protocol):
+    access: Access | None
+    doc_id: str | None
+    folder_id: int | None  # the folder of the socket's document; None for a standalone document
+
+    async def access_lost(self, *, code: int, reason: str) -> None: ...
+
+    def access_changed(self, access: Access) -> None: ...
+
+
+def credential_of(access: Access | None) -> Credential | None:
+    if access is None:
+        return None
+    if access.token_id is not None:
+        return ("token", access.token_id)
+    if access.user_id is not None:
+        return ("user", access.user_id)
+    return None
+
+
+def current_access(credentials: Iterable[Credential]) -> dict[Credential, Access | None]:
+    """What each credential grants now: None for a revoked, expired or deleted token or a user who may
+    no longer sync. Two queries for any number of tokens, one per staff user."""
+    wanted = set(credentials)
+    token_ids = {pk for kind, pk in wanted if kind == "token"}
+    user_ids = {pk for kind, pk in wanted if kind == "user"}
+    now: dict[Credential, Access | None] = dict.fromkeys(wanted)
+    for token in ApiToken.objects.filter(pk__in=token_ids).prefetch_related("folders"):
+        now[("token", token.pk)] = token_access(token, frozenset(f.pk for f in token.folders.all()))
+    for user in get_user_model().objects.filter(pk__in=user_ids):
+        now[("user", user.pk)] = access_for_user(user)
+    return now
+
+
+def folders_of(doc_ids: Iterable[str]) -> dict[str, int]:
+    """The folder each document is in now (folder documents: their own folder); standalone or deleted
+    documents are left out."""
+    wanted = list(doc_ids)
+    found = dict(Folder.objects.filter(doc_id__in=wanted).values_list("doc_id", "id"))
+    found.update(Document.objects.filter(doc_id__in=wanted).values_list("doc_id", "folder_id"))
+    return found
+
+
+def _current(
+    credentials: set[Credential], doc_ids: set[str]
+) -> tuple[dict[Credential, Access | None], dict[str, int]]:
+    return current_access(credentials), folders_of(doc_ids)
+
+
+class AccessWatch:
+    """The open sockets of one process (one document store), re-checked while there are any."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self.sockets: set[WatchedSocket] = set()
+        self._task: asyncio.Task[None] | None = None
+
+    def add(self, socket: WatchedSocket) -> None:
+        if credential_of(socket.access) is None:
+            return  # the test configuration's anonymous caller has nothing to revoke
+        self.sockets.add(socket)
+        if self._task is None or self._task.done():
+            self._task = self.store.spawn(self._watch())
+
+    def discard(self, socket: WatchedSocket) -> None:
+        self.sockets.discard(socket)
+
+    async def _watch(self) -> None:
+        while self.sockets:
+            await asyncio.sleep(self.store.poll_seconds)
+            try:
+                await self.check()
+            except Exception:
+                logger.exception("re-checking the access of open sockets failed; retrying")
+
+    async def check(self) -> None:
+        """Re-read every open socket's credentials and cut off or adjust the ones that changed."""
+        sockets = list(self.sockets)
+        if not sockets:
+            return
+        credentials = {c for s in sockets if (c := credential_of(s.access)) is not None}
+        doc_ids = {s.doc_id for s in sockets if s.doc_id is not None}
+        now, folders = await self.store.db(_current, credentials, doc_ids)
+        for socket in sockets:
+            credential = credential_of(socket.access)
+            if socket not in self.sockets or credential is None:
+                continue
+            # A document moved to another folder takes its sockets along: the token must see that one.
+            socket.folder_id = folders.get(socket.doc_id or "", socket.folder_id)
+            access = now.get(credential)
+            if access is None:
+                self.discard(socket)
+                await socket.access_lost(
+                    code=CLOSE_ACCESS_ENDED, reason="token revoked or expired, or sign-in no longer valid"
+                )
+            elif not access.sees_folder(socket.folder_id):
+                self.discard(socket)
+                await socket.access_lost(
+                    code=CLOSE_FOLDER_LOST, reason="token no longer has access to this folder"
+                )
+            elif access != socket.access:
+                socket.access_changed(access)
+
+
+def access_watch(store: DocStore) -> AccessWatch:
+    return store.attached(AccessWatch)

@@ -1,0 +1,1 @@
+"""The Yjs wire protocol: y-websocket message framing and awareness states."""

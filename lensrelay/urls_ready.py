@@ -1,9 +1,0 @@
-"""The URLconf of `/ready` alone (`lensrelay.readyroute`); `lensrelay.urls` has the same route too."""
-
-from django.urls import path
-
-from lensrelay import ysweet
-
-urlpatterns = [
-    path("ready", ysweet.ready, name="ready"),
-]

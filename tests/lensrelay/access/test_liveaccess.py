@@ -1,0 +1,186 @@
+"""Open sockets follow their token or staff user: revoked, expired or narrowed access cuts them off.
+
+Unit level, with Channels' WebsocketCommunicator against the real consumer and store; the token changes
+go through the services the admin uses (and one straight through the ORM, as a script might, to show the
+check reads the database rather than trusting a signal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import Permission, User
+from django.utils import timezone
+
+from lensrelay.access.liveaccess import access_watch
+from lensrelay.access.tokens import (
+    token_create,
+    token_revoke,
+    token_set_folders,
+    token_update,
+)
+from lensrelay.asgi import application
+from lensrelay.models import ApiToken, Document, Folder
+from lensrelay.protocol import wire
+from lensrelay.routing import websocket_urlpatterns
+from lensrelay.vault.documents import document_create, document_text
+from tests.lensrelay.sync.test_consumer import decode, edit, handshake
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# The poll runs every LENSRELAY_POLL_SECONDS (0.5 s by default): a change must bite within a second.
+CUT_OFF_SECONDS = 1.0
+
+
+@pytest.fixture
+async def docs(store: Any, make_folder: Any) -> dict[str, Any]:
+    public = await sync_to_async(make_folder)("Public")
+    secret = await sync_to_async(make_folder)("Secret")
+    return {
+        "public": await document_create(store=store, folder=public, path="/Open.md", text="open"),
+        "secret": await document_create(store=store, folder=secret, path="/Hidden.md", text="hidden"),
+        "folders": {"Public": public, "Secret": secret},
+    }
+
+
+def new_token(role: str, *folders: Folder) -> tuple[ApiToken, str]:
+    return token_create(name=f"{role}-token", role=role, folders=folders)
+
+
+async def open_socket(doc_id: str, raw: str) -> tuple[WebsocketCommunicator, Any]:
+    comm = WebsocketCommunicator(application, f"/d/{doc_id}/ws/{doc_id}?token={raw}")
+    connected, _ = await comm.connect()
+    assert connected
+    return comm, await handshake(comm)
+
+
+async def closed_within(comm: WebsocketCommunicator, seconds: float) -> tuple[int, float]:
+    """The close code the socket gets, and how long after the call it came."""
+    started = time.monotonic()
+    while True:
+        remaining = seconds + 1.0 - (time.monotonic() - started)
+        message = await comm.receive_output(timeout=max(remaining, 0.01))
+        if message["type"] == "websocket.close":
+            return message["code"], time.monotonic() - started
+
+
+async def test_revoking_closes_open_sockets_4401_within_a_second(store: Any, docs: Any) -> None:
+    token, raw = await sync_to_async(new_token)("edit")
+    sockets = [await open_socket(docs["public"].doc_id, raw), await open_socket(docs["secret"].doc_id, raw)]
+    await sync_to_async(token_revoke)(token=token)
+    for comm, _ in sockets:
+        code, after = await closed_within(comm, CUT_OFF_SECONDS)
+        assert code == 4401 and after <= CUT_OFF_SECONDS, (code, after)
+    # what the client still sends after the cut is never applied
+    comm, client = sockets[0]
+    await comm.send_to(bytes_data=wire.sync_update(edit(client, 0, "LATE ")))
+    await asyncio.sleep(0.2)
+    assert await document_text(store=store, doc_id=docs["public"].doc_id) == "open"
+    assert not access_watch(store).sockets
+
+
+async def test_expiry_closes_open_sockets_even_when_set_straight_in_the_database(
+    store: Any, docs: Any
+) -> None:
+    token, raw = await sync_to_async(new_token)("view")
+    comm, _ = await open_socket(docs["public"].doc_id, raw)
+    expired = timezone.now() - timedelta(seconds=1)
+    await ApiToken.objects.filter(pk=token.pk).aupdate(expires_at=expired)
+    code, after = await closed_within(comm, CUT_OFF_SECONDS)
+    assert code == 4401 and after <= CUT_OFF_SECONDS
+
+
+async def test_narrowing_closes_sockets_on_lost_folders_4403_and_keeps_the_rest(
+    store: Any, docs: Any
+) -> None:
+    public, secret = docs["folders"]["Public"], docs["folders"]["Secret"]
+    token, raw = await sync_to_async(new_token)("edit", public, secret)
+    kept, kept_client = await open_socket(docs["public"].doc_id, raw)
+    lost, _ = await open_socket(docs["secret"].doc_id, raw)
+    assert await sync_to_async(token_set_folders)(token=token, folders=[public])
+    code, after = await closed_within(lost, CUT_OFF_SECONDS)
+    assert code == 4403 and after <= CUT_OFF_SECONDS
+    # the socket on the folder it kept still writes
+    await asyncio.sleep(0.6)
+    await kept.send_to(bytes_data=wire.sync_update(edit(kept_client, 0, "still ")))
+    for _ in range(50):
+        if await document_text(store=store, doc_id=docs["public"].doc_id) == "still open":
+            break
+        await asyncio.sleep(0.02)
+    assert await document_text(store=store, doc_id=docs["public"].doc_id) == "still open"
+    await kept.disconnect()
+
+
+async def test_narrowing_an_every_folder_token_to_one_folder_closes_the_others(store: Any, docs: Any) -> None:
+    token, raw = await sync_to_async(new_token)("view")
+    lost, _ = await open_socket(docs["secret"].doc_id, raw)
+    await sync_to_async(token_set_folders)(token=token, folders=[docs["folders"]["Public"]])
+    code, _ = await closed_within(lost, CUT_OFF_SECONDS)
+    assert code == 4403
+
+
+async def test_a_lowered_role_turns_an_open_socket_read_only(store: Any, docs: Any) -> None:
+    token, raw = await sync_to_async(new_token)("edit")
+    comm, client = await open_socket(docs["public"].doc_id, raw)
+    await sync_to_async(token_update)(token=token, name=token.name, role="view", expires_at=None)
+    await asyncio.sleep(CUT_OFF_SECONDS)
+    await comm.send_to(bytes_data=wire.sync_update(edit(client, 0, "EVIL ")))
+    kind, _, reason = decode(await comm.receive_from(timeout=5))
+    assert kind == wire.MESSAGE_AUTH and b"read-only" in reason
+    assert await document_text(store=store, doc_id=docs["public"].doc_id) == "open"
+    await comm.disconnect()
+
+
+async def test_staff_sockets_follow_the_user(store: Any, docs: Any) -> None:
+    def make_staff() -> User:
+        user = User.objects.create_user("stella", password="pw", is_staff=True)
+        user.user_permissions.set(Permission.objects.filter(codename="edit_live"))
+        return User.objects.get(pk=user.pk)
+
+    user = await sync_to_async(make_staff)()
+    router = URLRouter(websocket_urlpatterns)
+    comm = WebsocketCommunicator(
+        router, f"/ws/{docs['public'].doc_id}", headers=[(b"origin", b"http://localhost:8000")]
+    )
+    comm.scope["user"] = user
+    assert (await comm.connect())[0]
+    client = await handshake(comm)
+
+    await sync_to_async(user.user_permissions.clear)()  # loses "Can edit documents live"
+    await asyncio.sleep(CUT_OFF_SECONDS)
+    await comm.send_to(bytes_data=wire.sync_update(edit(client, 0, "EVIL ")))
+    kind, _, _ = decode(await comm.receive_from(timeout=5))
+    assert kind == wire.MESSAGE_AUTH
+    assert await document_text(store=store, doc_id=docs["public"].doc_id) == "open"
+
+    await User.objects.filter(pk=user.pk).aupdate(is_active=False)
+    code, after = await closed_within(comm, CUT_OFF_SECONDS)
+    assert code == 4401 and after <= CUT_OFF_SECONDS
+
+
+async def test_the_watch_stops_polling_when_no_socket_is_open(store: Any, docs: Any) -> None:
+    _, raw = await sync_to_async(new_token)("view")
+    comm, _ = await open_socket(docs["public"].doc_id, raw)
+    watch = access_watch(store)
+    assert len(watch.sockets) == 1 and watch._task is not None and not watch._task.done()
+    await comm.disconnect()
+    await asyncio.sleep(store.poll_seconds * 2 + 0.2)
+    assert not watch.sockets and watch._task.done()
+
+
+async def test_a_document_moved_to_a_folder_the_token_does_not_see_closes_its_sockets(
+    store: Any, docs: Any
+) -> None:
+    public, secret = docs["folders"]["Public"], docs["folders"]["Secret"]
+    _, raw = await sync_to_async(new_token)("view", public)
+    comm, _ = await open_socket(docs["public"].doc_id, raw)
+    await Document.objects.filter(doc_id=docs["public"].doc_id).aupdate(folder=secret)
+    code, after = await closed_within(comm, CUT_OFF_SECONDS)
+    assert code == 4403 and after <= CUT_OFF_SECONDS
