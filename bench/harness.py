@@ -122,7 +122,7 @@ def relay_server(workdir: Path, *, source: Path = REPO_ROOT, **env: str) -> Live
     # Exports of commits older than it run plain daphne.
     application: list[str] = []
     if (source / "lensrelay" / "serve.py").exists():
-        server = [python, "-m", "lensrelay.serve"]
+        server = [python, "-m", "lensrelay.server.serve"]
     else:
         server = [python, "-m", "daphne"]
         application = ["lensrelay.asgi:application"]

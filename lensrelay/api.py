@@ -100,7 +100,7 @@ async def list_documents(
     base = ws_base(request)
 
     def query() -> list[DocumentOut]:
-        # The folders' trash is not listed (see lensrelay.trash); Relay clients see it in filemeta_v0.
+        # The folders' trash is not listed (see lensrelay.vault.trash); Relay clients see it in filemeta_v0.
         documents = (
             Document.objects.select_related("folder")
             .exclude(type="folder")

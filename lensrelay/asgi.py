@@ -1,4 +1,5 @@
-"""HTTP and WebSocket in one application; `python -m lensrelay.serve` runs it under daphne with our limits."""
+"""HTTP and WebSocket in one application; `python -m lensrelay.server.serve` runs it under daphne with our
+limits."""
 
 import os
 

@@ -54,7 +54,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "lensrelay.readyroute.ready_urlconf",
+    "lensrelay.server.readyroute.ready_urlconf",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -168,7 +168,7 @@ LENSRELAY_VERSIONS_QUIET_SECONDS = _env_float("LENSRELAY_VERSIONS_QUIET_SECONDS"
 LENSRELAY_VERSIONS_KEEP_ALL_DAYS = _env_float("LENSRELAY_VERSIONS_KEEP_ALL_DAYS", 7.0)
 LENSRELAY_VERSIONS_MAX = int(os.environ.get("LENSRELAY_VERSIONS_MAX", "200"))
 LENSRELAY_MAX_FRAME_BYTES = int(os.environ.get("LENSRELAY_MAX_FRAME_BYTES", str(16 * 1024 * 1024)))
-# daphne's `manage.py runserver` reads these (`python -m lensrelay.serve` sets them itself).
+# daphne's `manage.py runserver` reads these (`python -m lensrelay.server.serve` sets them itself).
 DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = LENSRELAY_MAX_FRAME_BYTES
 LENSRELAY_PUBLIC_URL = os.environ.get("LENSRELAY_PUBLIC_URL", "")
 LENSRELAY_SERVE_STATIC = _env_bool("LENSRELAY_SERVE_STATIC", True)

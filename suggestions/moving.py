@@ -2,7 +2,7 @@
 carrying out accepted moves and deletions (folder entries, and every link that pointed at what moved).
 
 A caller may move something only between folders it may write (its token's folders); the move itself is
-`lensrelay.moves.move_entries`, which refuses collisions, a folder moved into itself and invalid targets
+`lensrelay.vault.moves.move_entries`, which refuses collisions, a folder moved into itself and invalid targets
 with nothing changed.
 """
 

@@ -3,7 +3,7 @@
 Every change that takes rights away (revoking, narrowing the folders, lowering the role, moving the
 expiry closer) sends `token_narrowed` once committed, so what the token opened elsewhere ends: MCP
 sessions (mcp_tools) are ended at once. Open sockets need no signal: they re-check their token every
-`LENSRELAY_POLL_SECONDS` (lensrelay/liveaccess.py), on every worker.
+`LENSRELAY_POLL_SECONDS` (lensrelay/access/liveaccess.py), on every worker.
 """
 
 from __future__ import annotations

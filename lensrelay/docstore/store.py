@@ -196,7 +196,7 @@ class DocStore:
         return room
 
     def warm_loop_reads(self, doc_id: str) -> None:
-        """Run the loop's own reads once for `doc_id`, an id nobody has (lensrelay.sync.warmup): a fresh
+        """Run the loop's own reads once for `doc_id`, an id nobody has (lensrelay.server.warmup): a fresh
         server's first room load would otherwise also open the connection and read the file's schema."""
         if self._loop_reader is not None:
             self._loop_reader.room(doc_id)

@@ -5,7 +5,7 @@ The services other modules call:
   `blob_delete(*, doc_id, hash=None) -> int`, `blob_list(*, doc_id)` (in `blobs`);
 - `file_kind(path) -> str`, `is_text_file(path) -> bool`, `stored_as_text(path) -> bool` (in `kinds`);
 - `attachment_write(*, store, folder, path, data) -> Document`, `attachment_bytes(*, document) -> bytes`
-  (in `lensrelay.files.attachments`, imported from there: it sits above documents and the vault).
+  (in `lensrelay.vault.attachments`, imported from there: it sits above documents and the vault).
 """
 
 from lensrelay.files.blobs import (

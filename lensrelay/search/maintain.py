@@ -57,7 +57,8 @@ def _markdown_documents(
     *, doc_ids: Collection[str] | None = None, folder_id: int | None = None
 ) -> QuerySet[Document, tuple[str, int, str, datetime]]:
     """The documents the index should hold: (doc_id, folder_id, path, modified)."""
-    # The trash is not searched (see lensrelay.trash): its notes leave the index and come back on restore.
+    # The trash is not searched (see lensrelay.vault.trash): its notes leave the index and come back on
+    # restore.
     documents = Document.objects.filter(type="markdown").exclude(path__startswith=TRASH + "/")
     if doc_ids is not None:
         documents = documents.filter(doc_id__in=list(doc_ids))

@@ -1,7 +1,7 @@
 """A note split into passages for embedding: one per heading section, long sections split further.
 
 Frontmatter is left out (it is metadata, searchable by `property_search`). Headings inside fenced code
-are not headings. Line numbers count as `read` counts them (lensrelay/lines.py), so a passage's
+are not headings. Line numbers count as `read` counts them (lensrelay/text/lines.py), so a passage's
 `start_line` is an `offset` that `read` opens. Pure functions: no Django, no model.
 """
 

@@ -45,7 +45,7 @@ class StoredPassage:
 
 
 def _notes() -> QuerySet[Document]:
-    # Notes in a folder's trash are not embedded (see lensrelay.trash): their passages go, and a restore
+    # Notes in a folder's trash are not embedded (see lensrelay.vault.trash): their passages go, and a restore
     # embeds them again.
     return Document.objects.filter(type="markdown").exclude(path__startswith=TRASH + "/")
 

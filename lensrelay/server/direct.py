@@ -2,7 +2,7 @@
 
 Through ASGI every frame sent to every client goes consumer → Channels' send wrappers → daphne's
 `handle_reply` → a message dict → autobahn, which builds the WebSocket frame again for each client. With
-fifty clients on a document that is fifty times per update. Our launcher (`lensrelay.serve`) puts a
+fifty clients on a document that is fifty times per update. Our launcher (`lensrelay.server.serve`) puts a
 `DirectSocket` for each connection in the scope under `extensions[DIRECT_SEND]`; the consumer writes its
 frames through it once the socket is open, and falls back to the ASGI send when there is none (another
 ASGI server, Channels' test communicator) or when the socket is not open.
@@ -48,7 +48,7 @@ class DirectSocket:
 
     @property
     def accepted(self) -> bool:
-        """Whether the launcher has already answered this socket's handshake (lensrelay.serve)."""
+        """Whether the launcher has already answered this socket's handshake (lensrelay.server.serve)."""
         return bool(getattr(self._protocol, "accepted_early", False))
 
     def receive_directly(self, receiver: Receiver) -> bool:
@@ -183,7 +183,7 @@ def read_frames(protocol: Any, data: bytes) -> None:
         frame_limit = protocol.maxFramePayloadSize
         message_limit = protocol.maxMessagePayloadSize
         if 0 < frame_limit < length or 0 < message_limit < length:
-            break  # autobahn closes it (lensrelay.serve's hook: 4413)
+            break  # autobahn closes it (lensrelay.server.serve's hook: 4413)
         stop = start + length
         if stop > end:
             break  # the frame is not all here yet: autobahn buffers it

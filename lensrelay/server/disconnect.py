@@ -3,8 +3,8 @@
 Through plain ASGI the only way to learn that a client disconnected mid-request is to keep a second task
 waiting on `receive()` for `http.disconnect`, next to the task doing the work (what Django's handler and
 our lean `/mcp` handler do). For a call that takes a millisecond, those two extra tasks are a visible
-share of its cost. Our launcher (`lensrelay.serve`) puts a `DisconnectWatch` for each HTTP request in the
-scope under `extensions[DISCONNECT_WATCH]`; daphne's request reports a lost connection to it directly, and
+share of its cost. Our launcher (`lensrelay.server.serve`) puts a `DisconnectWatch` for each HTTP request in
+the scope under `extensions[DISCONNECT_WATCH]`; daphne's request reports a lost connection to it directly, and
 a handler that registered a callback (typically: cancel my task) has it called then, on the event loop.
 Under another ASGI server (or a test client) there is no watch and the handler listens as before.
 """

@@ -1,4 +1,5 @@
-"""`/ready` resolves against a URLconf of its own (`lensrelay.urls_ready`), through the same middleware.
+"""`/ready` resolves against a URLconf of its own (`lensrelay.server.urls_ready`), through the same
+middleware.
 
 The full URLconf imports every view and both django-ninja APIs; loaded by the first request that needs
 it, it would make a fresh server's health check wait for all of that (issue 11: process start to the
@@ -14,7 +15,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponseBase
 
 READY_PATH = "/ready"
-READY_URLCONF = "lensrelay.urls_ready"
+READY_URLCONF = "lensrelay.server.urls_ready"
 
 
 def ready_urlconf(get_response: Callable[[HttpRequest], Any]) -> Callable[[HttpRequest], Any]:

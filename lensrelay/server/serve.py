@@ -1,10 +1,11 @@
-"""Run Lens Relay under daphne with the settings' frame limit: `python -m lensrelay.serve [daphne options]`.
+"""Run Lens Relay under daphne with the settings' frame limit:
+`python -m lensrelay.server.serve [daphne options]`.
 
 Plain daphne reads no Django setting for its WebSocket limits and drops any message over 1 MiB by cutting the
 TCP connection: y-websocket then reconnects and resends the same update forever. Here daphne's limit is
 LENSRELAY_MAX_FRAME_BYTES, and a message over it is closed with 4413 and a reason, which stops the client.
 HTTP requests skip Twisted's form parsing (daphne never uses it) and report a lost connection straight to
-the handler (`lensrelay.http_disconnect`).
+the handler (`lensrelay.server.disconnect`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if any(arg.startswith(("--websocket-max-message-size", "--websocket-max-frame-size")) for arg in args):
         sys.exit(
-            "lensrelay.serve: the WebSocket limits come from LENSRELAY_MAX_FRAME_BYTES; set that instead."
+            "lensrelay.server.serve: the WebSocket limits come from LENSRELAY_MAX_FRAME_BYTES;"
+            " set that instead."
         )
     cli = CommandLineInterface()
     cli.server_class = _limited_server_class()
@@ -60,7 +62,7 @@ def _limited_server_class() -> type:
         # autobahn formats three values for a debug log line on every read and every write, even with
         # debug logging off: at fifty clients on a document that is most of the cost of a send. These
         # are its methods without that line (and without the octet counters daphne never reads); the
-        # client's usual frames are read by lensrelay.sync.direct.read_frames.
+        # client's usual frames are read by lensrelay.server.direct.read_frames.
 
         def dataReceived(self, data: bytes) -> None:
             read_frames(self, data)  # the common client frame read here, anything else by autobahn
@@ -71,7 +73,7 @@ def _limited_server_class() -> type:
             else:
                 write_now(self.transport, data)
 
-        # Set by the consumer once it reads this socket's frames directly (lensrelay.sync.direct).
+        # Set by the consumer once it reads this socket's frames directly (lensrelay.server.direct).
         direct_receiver: Callable[[bytes | None, str | None], None] | None = None
         # Whether the handshake was answered in onConnect, before the application started.
         accepted_early = False
@@ -156,12 +158,12 @@ def _limited_server_class() -> type:
             self.ready_callable = ready
 
         def _warm_up(self) -> None:
-            # What a fresh server's first client would otherwise wait for (lensrelay.sync.warmup).
+            # What a fresh server's first client would otherwise wait for (lensrelay.server.warmup).
             self._warming = asyncio.get_running_loop().create_task(warm_up())
 
         def create_application(self, protocol: Any, scope: dict[str, Any]) -> Any:
             if scope.get("type") == "websocket":
-                # The sync consumer writes its frames straight into the protocol (lensrelay.sync.direct).
+                # The sync consumer writes its frames straight into the protocol (lensrelay.server.direct).
                 scope.setdefault("extensions", {})[DIRECT_SEND] = DirectSocket(protocol)
             elif scope.get("type") == "http" and isinstance(protocol, LeanWebRequest):
                 # The lean /mcp handler cancels its work through this instead of a listening task.

@@ -1,4 +1,4 @@
-"""The URLconf of `/ready` alone (`lensrelay.readyroute`); `lensrelay.urls` has the same route too."""
+"""The URLconf of `/ready` alone (`lensrelay.server.readyroute`); `lensrelay.urls` has the same route too."""
 
 from django.urls import path
 

@@ -3,9 +3,9 @@
 A first sync on a freshly started server used to take several times as long as one a moment later: the
 document store and its database thread were created, that thread opened its connection, and the
 connect-time lookups ran their code for the first time, all while the first client waited. The launcher
-(`lensrelay.serve`) runs `warm_up` as soon as the event loop turns, before any client can have connected
-in practice; it reads nothing a client could see and changes nothing. If it fails, clients simply pay
-the cost themselves, as before.
+(`lensrelay.server.serve`) runs `warm_up` as soon as the event loop turns, before any client can have
+connected in practice; it reads nothing a client could see and changes nothing. If it fails, clients simply
+pay the cost themselves, as before.
 
 Besides the store's thread, it runs once what a connect runs on the loop: a WebSocket connect with a
 token nobody has goes through the ASGI application (the URL patterns are compiled on their first match,

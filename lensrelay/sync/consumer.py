@@ -83,7 +83,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.awareness_rate = AwarenessRate()
-        # Frames taken straight from the protocol (lensrelay.sync.direct) that wait for the one before
+        # Frames taken straight from the protocol (lensrelay.server.direct) that wait for the one before
         # them, and the task handling them in order.
         self._direct = False
         self._inbox: deque[tuple[str | None, bytes | None]] = deque()
@@ -295,7 +295,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
             return
         limit = settings.LENSRELAY_MAX_FRAME_BYTES
         if len(bytes_data) > limit:
-            # The launcher (lensrelay.serve) has daphne refuse these before they are even read; this
+            # The launcher (lensrelay.server.serve) has daphne refuse these before they are even read; this
             # catches them under any other ASGI server.
             await self.close(code=CLOSE_TOO_LARGE, reason=f"frame too large: the limit is {limit} bytes")
             return

@@ -120,7 +120,7 @@ class LoopLookups:
 
     @staticmethod
     def _scope(conn: sqlite3.Connection, sql: dict[str, str], doc_id: str) -> tuple[bool, int | None]:
-        # As lensrelay.folders.doc_scope: a folder's own document, then a note's, then a standalone one.
+        # As lensrelay.vault.folders.doc_scope: a folder's own document, then a note's, then a standalone one.
         row = conn.execute(sql["folder_doc"], (doc_id,)).fetchone()
         if row is not None:
             return True, int(row[0])

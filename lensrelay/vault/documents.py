@@ -63,7 +63,7 @@ def folder_paths(folder_room: Room) -> FolderPaths:
 
 
 async def documents_delete(*, store: DocStore, doc_ids: Iterable[str], force: bool = False) -> int:
-    """Delete documents the way every delete goes: to their folders' trash (see `lensrelay.trash`).
+    """Delete documents the way every delete goes: to their folders' trash (see `lensrelay.vault.trash`).
 
     Every worker, every folder-document client and every view (rows, paths, search) follows from the
     folder documents; contents and ids are kept, for a restore. Raises DeleteRefused (nothing changed)

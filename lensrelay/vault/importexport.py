@@ -352,7 +352,7 @@ def export_vault(*, folder: Folder, target: Path, progress: Progress | None = No
     report = ExportReport()
     target.mkdir(parents=True, exist_ok=True)
     root = target.resolve()
-    # The folder's trash is not part of the vault (see lensrelay.trash): it stays on the server.
+    # The folder's trash is not part of the vault (see lensrelay.vault.trash): it stays on the server.
     documents = list(
         Document.objects.filter(folder=folder)
         .exclude(path=TRASH)

@@ -63,7 +63,7 @@ class DocEntry(NamedTuple):
 def _rows(folder_ids: Iterable[int] | None = None) -> list[DocEntry]:
     # One compact query (tuples, not model instances): at 100,000 documents this is what a restart
     # waits for before its first answer. What is in a folder's trash is nowhere to be found: not by
-    # tools, not by links (see lensrelay.trash).
+    # tools, not by links (see lensrelay.vault.trash).
     folders = dict(_folders_by_id())
     documents = Document.objects.exclude(path=TRASH).exclude(path__startswith=TRASH + "/")
     if folder_ids is not None:

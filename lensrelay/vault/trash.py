@@ -5,7 +5,7 @@ removes an entry outright is put right by the folder mirror) the entries keep th
 history, blobs and links come back with a restore. The trash is invisible to MCP (glob, grep, read,
 search: a trashed path reads as a missing one) and to link resolution, because the path index leaves
 it out; the search index and the semantic vectors leave it out too (a restore indexes it again). The
-admin lists it ("In the trash"); `manage.py purge_trash` removes it for good (`lensrelay.purge`).
+admin lists it ("In the trash"); `manage.py purge_trash` removes it for good (`lensrelay.vault.purge`).
 
 A delete of a note that notes outside what is deleted still link to is refused, naming them, unless
 forced: their links would stop resolving.

@@ -5,7 +5,7 @@
   subscribers get `notifications/resources/updated`, at most once per `DEBOUNCE_SECONDS` per document
   from this process (the first change at once, the last one after the window).
 - Documents appearing, going or moving are seen where a folder document's rows are mirrored, which
-  happens once per change (`lensrelay.folders.folder_documents_changed`), and when a whole folder is
+  happens once per change (`lensrelay.vault.folders.folder_documents_changed`), and when a whole folder is
   deleted; sessions whose token sees the folder get `notifications/resources/list_changed`.
 - A decision on a suggestion (`suggestions.signals.suggestion_decided`, sent by every path that records
   one: the admin, an editor removing the markup, a clean-up) tells the session that proposed it with a

@@ -3,7 +3,7 @@
 :class:`LiveServer` is generic (an argv built from the port, an environment, a readiness check) and keeps
 its port and data directory across :meth:`LiveServer.restart`, so clients reconnect to the same URL and
 find the same database. :func:`lensrelay_server` builds ours (migrate once, then daphne through
-``python -m lensrelay.serve``);
+``python -m lensrelay.server.serve``);
 :func:`reference_server` builds ``@y/websocket-server``. The blocking methods work from any test; the
 ``a``-prefixed twins run them in a thread so an async test's event loop keeps serving its clients.
 """
@@ -308,7 +308,7 @@ def lensrelay_server(tmp_path: Path, **env: str) -> LiveServer:
     python = sys.executable
     return LiveServer(
         # The launcher the README documents: daphne with the settings' frame limit (4413 beyond it).
-        lambda port: [python, "-m", "lensrelay.serve", "-b", HOST, "-p", str(port)],
+        lambda port: [python, "-m", "lensrelay.server.serve", "-b", HOST, "-p", str(port)],
         lensrelay_env(data_dir, **env),
         "/ready",
         data_dir=data_dir,

@@ -1,4 +1,5 @@
-"""One size limit for a WebSocket frame and an HTTP update, enforced by the real server (`lensrelay.serve`).
+"""One size limit for a WebSocket frame and an HTTP update, enforced by the real server
+(`lensrelay.server.serve`).
 
 Below the limit a real y-websocket paste and an HTTP update arrive whole (plain daphne would drop anything
 over 1 MiB, Django's request body anything over 2.5 MB); above it the socket closes 4413 with a reason and the

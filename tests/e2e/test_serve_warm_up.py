@@ -1,4 +1,5 @@
-"""The launcher (`python -m lensrelay.serve`) really runs the sync path's warm-up once its loop turns."""
+"""The launcher (`python -m lensrelay.server.serve`) really runs the sync path's warm-up once its loop
+turns."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Token services (lensrelay/tokens.py): which changes take rights away, and that exactly those are
+"""Token services (lensrelay/access/tokens.py): which changes take rights away, and that exactly those are
 announced (the announcement ends the token's MCP sessions)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Plain-SQL multi-row inserts (lensrelay.bulkrows) write what bulk_create would, on every database."""
+"""Plain-SQL multi-row inserts (lensrelay.docstore.bulkrows) write what bulk_create would, on every
+database."""
 
 from __future__ import annotations
 

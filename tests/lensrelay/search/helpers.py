@@ -16,7 +16,8 @@ from lensrelay.search.maintain import search_folder_changed
 def hook_folder_mirroring(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make `mirror_folder` call `search_folder_changed`, unless it already does.
 
-    The call belongs in `lensrelay/folders.py::mirror_folder`; until it is there, the tests put it there.
+    The call belongs in `lensrelay/vault/folders.py::mirror_folder`; until it is there, the tests put it
+    there.
     """
     from lensrelay.vault import documents, folders
     from lensrelay.vault import importexport as vault

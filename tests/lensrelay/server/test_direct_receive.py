@@ -1,4 +1,4 @@
-"""Frames the consumer takes straight from the protocol (lensrelay.sync.direct) are handled like those that
+"""Frames the consumer takes straight from the protocol (lensrelay.server.direct) are handled like those that
 come through ASGI: in the order received, refused the same way, logged before anyone else sees them."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Client frames read by lensrelay.sync.direct.read_frames: the same messages, replies, refusals and closes as
-autobahn's own parser gives for the same bytes, however they are split, and the common frame never reaches
+"""Client frames read by lensrelay.server.direct.read_frames: the same messages, replies, refusals and closes
+as autobahn's own parser gives for the same bytes, however they are split, and the common frame never reaches
 autobahn's parser."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""daphne's HTTP requests under our launcher (lensrelay.serve): no form parsing, lost connections reported."""
+"""daphne's HTTP requests under our launcher (lensrelay.server.serve): no form parsing, lost connections
+reported."""
 
 from __future__ import annotations
 

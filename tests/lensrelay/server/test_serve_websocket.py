@@ -1,5 +1,5 @@
-"""WebSocket connects under our launcher (lensrelay.serve): a sync socket's handshake is answered as soon as
-it is read, and autobahn's per-connection debug line is formatted only when it is logged."""
+"""WebSocket connects under our launcher (lensrelay.server.serve): a sync socket's handshake is answered as
+soon as it is read, and autobahn's per-connection debug line is formatted only when it is logged."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_the_options_are_pretty_printed_only_when_the_debug_line_is_written(
         printed.append(value)
         return pprint.pformat(value)
 
-    monkeypatch.setattr(lensrelay.serve, "pformat", counted)
+    monkeypatch.setattr(lensrelay.server.serve, "pformat", counted)
     options = [("autoPingInterval", 0, "WebSocketServerFactory")]
     value = protocol.pformat(options)  # what _connectionMade hands its debug line
     assert printed == []

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 async def test_warm_up_creates_the_loops_store_and_writes_nothing(caplog: Any) -> None:
-    with caplog.at_level(logging.WARNING, logger="lensrelay.sync.warmup"):
+    with caplog.at_level(logging.WARNING, logger="lensrelay.server.warmup"):
         await warm_up()
     store = _stores.get(asyncio.get_running_loop())
     assert store is not None and store is get_store()
@@ -49,7 +49,7 @@ async def test_warm_up_opens_the_loops_own_connections_and_registers_no_room(cap
     if connection.vendor != "sqlite":
         pytest.skip("the loop's own reads are for SQLite only")
     loop_lookups._drop()
-    with caplog.at_level(logging.WARNING, logger="lensrelay.sync.warmup"):
+    with caplog.at_level(logging.WARNING, logger="lensrelay.server.warmup"):
         await warm_up()
     assert not caplog.records
     store = get_store()
