@@ -17,8 +17,7 @@ from lensrelay.models import YUpdate
 from lensrelay.protocol import wire
 from lensrelay.server.direct import DIRECT_SEND, DirectSocket
 from lensrelay.vault.documents import document_create, document_text
-
-from .test_consumer import decode, edit, expect_close, handshake
+from tests.lensrelay.sync.test_consumer import decode, edit, expect_close, handshake
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
