@@ -1,8 +1,6 @@
 from django.urls import re_path
 
-from lensrelay.sync.consumer import SyncConsumer
-
-DOC_ID = r"[A-Za-z0-9_.-]{1,100}"
+from lensrelay.sync.consumer import DOC_ID, SyncConsumer
 
 websocket_urlpatterns = [
     # y-sweet form: the provider's server URL is /d/<id>/ws and it appends the room, the id again.

@@ -21,6 +21,19 @@ from typing import Any
 APPLICATION = "lensrelay.asgi:application"
 
 
+def accepts_first(path: str) -> bool:
+    """Whether a WebSocket to `path` is routed to the sync consumer, which accepts every socket before
+    anything else: the launcher answers the handshake of those at once."""
+    from lensrelay.routing import websocket_urlpatterns
+    from lensrelay.sync.consumer import SyncConsumer
+
+    path = path.lstrip("/")  # as Channels' URLRouter matches it
+    for route in websocket_urlpatterns:
+        if route.pattern.match(path):
+            return getattr(route.callback, "consumer_class", None) is SyncConsumer
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lensrelay.settings")
     import django
@@ -49,7 +62,7 @@ def _limited_server_class() -> type:
     from lensrelay.server.direct import DIRECT_SEND, DirectSocket, read_frames, write_now
     from lensrelay.server.disconnect import DISCONNECT_WATCH, DisconnectWatch
     from lensrelay.server.warmup import warm_up
-    from lensrelay.sync.consumer import CLOSE_TOO_LARGE, accepts_first
+    from lensrelay.sync.consumer import CLOSE_TOO_LARGE
 
     _lazy_handshake_log()
     limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)

@@ -30,6 +30,9 @@ from lensrelay.vault.folders import doc_scope, folder_settled
 
 logger = logging.getLogger(__name__)
 
+# A document id as URLs carry it: the WebSocket routes (lensrelay.routing) and y-sweet's HTTP API.
+DOC_ID = r"[A-Za-z0-9_.-]{1,100}"
+
 # Close codes in 4400-4499 tell y-websocket clients not to reconnect.
 CLOSE_MALFORMED = 4400
 CLOSE_UNAUTHORIZED = 4401
@@ -55,18 +58,6 @@ def token_access_and_scope(token: str, doc_id: str) -> tuple[Access | None, tupl
 def _user_access(user: Any) -> Access | None:
     keep_connection_healthy()
     return access_for_user(user)
-
-
-def accepts_first(path: str) -> bool:
-    """Whether a WebSocket to `path` is routed to this consumer, which accepts every socket before
-    anything else: the launcher answers the handshake of those at once."""
-    from lensrelay.routing import websocket_urlpatterns
-
-    path = path.lstrip("/")  # as Channels' URLRouter matches it
-    for route in websocket_urlpatterns:
-        if route.pattern.match(path):
-            return getattr(route.callback, "consumer_class", None) is SyncConsumer
-    return False
 
 
 class SyncConsumer(AsyncWebsocketConsumer):
@@ -126,7 +117,8 @@ class SyncConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         # Every socket is accepted first (refusals are close codes the client can read): under the
-        # launcher the handshake was answered already, as soon as it was read (`accepts_first`).
+        # launcher the handshake was answered already, as soon as it was read
+        # (`lensrelay.server.serve.accepts_first`).
         direct = self._direct_socket()
         if direct is None or not direct.accepted:
             await self.accept()

@@ -26,7 +26,7 @@ from lensrelay.history.selectors import (
     versions_summaries,
 )
 from lensrelay.models import YDoc, new_doc_id
-from lensrelay.routing import DOC_ID
+from lensrelay.sync.consumer import DOC_ID
 from lensrelay.vault.folders import doc_scope
 
 logger = logging.getLogger(__name__)

@@ -14,8 +14,7 @@ from daphne.ws_protocol import WebSocketFactory
 from twisted.internet.testing import StringTransport
 
 import lensrelay.server.serve
-from lensrelay.server.serve import _limited_server_class
-from lensrelay.sync.consumer import accepts_first
+from lensrelay.server.serve import _limited_server_class, accepts_first
 
 
 class Application:
