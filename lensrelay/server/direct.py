@@ -24,25 +24,22 @@ stream exactly as before from a frame boundary on.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from autobahn.websocket.protocol import PreparedMessage
 from autobahn.websocket.xormasker import create_xor_masker
 from twisted.internet import tcp
 
-DIRECT_SEND = "lensrelay.direct_send"
+from lensrelay.sync.fastpath import Receiver
 
 # The last frame prepared, and autobahn's prepared message for it: a broadcast hands the same bytes
 # object to every client one after another, so one entry is enough to encode it once.
 _last: tuple[bytes, PreparedMessage] | None = None
 
 
-# Called with each frame the client sends: (bytes, None) for a binary frame, (None, text) for text.
-Receiver = Callable[[bytes | None, str | None], None]
-
-
 class DirectSocket:
+    """The launcher's `lensrelay.sync.fastpath.DirectSocket` for one daphne WebSocket protocol."""
+
     def __init__(self, protocol: Any) -> None:
         self._protocol = protocol
 

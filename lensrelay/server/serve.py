@@ -59,10 +59,11 @@ def _limited_server_class() -> type:
     from django.conf import settings
     from twisted.internet import reactor
 
-    from lensrelay.server.direct import DIRECT_SEND, DirectSocket, read_frames, write_now
+    from lensrelay.server.direct import DirectSocket, read_frames, write_now
     from lensrelay.server.disconnect import DISCONNECT_WATCH, DisconnectWatch
     from lensrelay.server.warmup import warm_up
     from lensrelay.sync.consumer import CLOSE_TOO_LARGE
+    from lensrelay.sync.fastpath import DIRECT_SEND
 
     _lazy_handshake_log()
     limit = int(settings.LENSRELAY_MAX_FRAME_BYTES)

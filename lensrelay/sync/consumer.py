@@ -23,8 +23,8 @@ from lensrelay.docstore.store import get_store, keep_connection_healthy
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.protocol.wire import MalformedFrame, Reader
-from lensrelay.server.direct import DIRECT_SEND, DirectSocket
 from lensrelay.sync.authstack import query_token
+from lensrelay.sync.fastpath import DIRECT_SEND, DirectSocket
 from lensrelay.sync.lookups import loop_lookups
 from lensrelay.vault.folders import doc_scope, folder_settled
 
@@ -74,7 +74,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.awareness_rate = AwarenessRate()
-        # Frames taken straight from the protocol (lensrelay.server.direct) that wait for the one before
+        # Frames taken straight from the protocol (lensrelay.sync.fastpath) that wait for the one before
         # them, and the task handling them in order.
         self._direct = False
         self._inbox: deque[tuple[str | None, bytes | None]] = deque()

@@ -15,7 +15,8 @@ from pycrdt import Doc, Text
 from lensrelay.asgi import application
 from lensrelay.models import YUpdate
 from lensrelay.protocol import wire
-from lensrelay.server.direct import DIRECT_SEND, DirectSocket
+from lensrelay.server.direct import DirectSocket
+from lensrelay.sync.fastpath import DIRECT_SEND
 from lensrelay.vault.documents import document_create, document_text
 from tests.lensrelay.sync.test_consumer import decode, edit, expect_close, handshake
 
