@@ -13,7 +13,7 @@ from django.utils import timezone
 from pycrdt import Doc, Text, merge_updates
 
 from lensrelay.docstore.panics import failures_logged
-from lensrelay.models import Document, YDoc, YSnapshot, YUpdate
+from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
 
 logger = logging.getLogger(__name__)
 
@@ -269,3 +269,12 @@ def create_ydoc(doc_id: str, kind: str) -> bool:
     """Register a document id; returns True if it was new."""
     _, created = YDoc.objects.get_or_create(doc_id=doc_id, defaults={"kind": kind})
     return created
+
+
+def content_doc_register(*, folder: Folder, doc_id: str) -> None:
+    """Record a content document created for `folder` before its folder entry names it."""
+    _, created = YDoc.objects.get_or_create(
+        doc_id=doc_id, defaults={"kind": YDoc.Kind.CONTENT, "folder": folder}
+    )
+    if not created:
+        YDoc.objects.filter(doc_id=doc_id, kind=YDoc.Kind.CONTENT, folder__isnull=True).update(folder=folder)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from lensrelay.access.auth import Access
+from lensrelay.docstore.persistence import content_doc_register
 from lensrelay.files.blobs import DOC_ID_RE
 from lensrelay.models import Document, Folder, YDoc
-from lensrelay.vault.folder_entries import content_doc_register
 
 
 def file_doc_id_valid(doc_id: str) -> bool:

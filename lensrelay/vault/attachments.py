@@ -16,6 +16,7 @@ from pycrdt import Text
 
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.offsets import text_insert
+from lensrelay.docstore.persistence import content_doc_register
 from lensrelay.docstore.store import DocStore
 from lensrelay.files.blobs import blob_put
 from lensrelay.files.content import attachment_bytes
@@ -23,7 +24,6 @@ from lensrelay.files.kinds import FOLDER, MARKDOWN, blob_entry_meta, file_kind, 
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.text.vaultpath import normalize_path, validate_relative_path
 from lensrelay.vault.documents import folder_paths
-from lensrelay.vault.folder_entries import content_doc_register
 from lensrelay.vault.folders import content_doc_id, mirror_folder
 from lensrelay.vault.importexport import CONTENTS, replace_text
 

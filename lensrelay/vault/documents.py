@@ -9,12 +9,12 @@ from pycrdt import Text
 
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.offsets import text_insert
+from lensrelay.docstore.persistence import content_doc_register
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.trashdoc import TRASH, is_trashed
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.text.vaultpath import FolderPaths, InvalidPath
-from lensrelay.vault.folder_entries import content_doc_register
 from lensrelay.vault.folders import content_doc_id, mirror_folder
 from lensrelay.vault.importexport import CONTENTS
 from lensrelay.vault.trash import documents_trash

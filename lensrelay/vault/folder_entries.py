@@ -102,15 +102,6 @@ def claim_content_docs(*, folder: Folder, doc_ids: list[str]) -> set[str]:
     return owned
 
 
-def content_doc_register(*, folder: Folder, doc_id: str) -> None:
-    """Record a content document created for `folder` before its folder entry names it."""
-    _, created = YDoc.objects.get_or_create(
-        doc_id=doc_id, defaults={"kind": YDoc.Kind.CONTENT, "folder": folder}
-    )
-    if not created:
-        YDoc.objects.filter(doc_id=doc_id, kind=YDoc.Kind.CONTENT, folder__isnull=True).update(folder=folder)
-
-
 def content_doc_transfer(*, doc_id: str, folder: Folder) -> None:
     """Hand a content document to another folder, for a cross-folder move service that has checked the
     caller may write both folders. Remove the entry from the old folder document (and mirror it) first,

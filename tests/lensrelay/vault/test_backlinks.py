@@ -87,7 +87,8 @@ async def test_entries_leaked_before_are_removed(store: Any, make_folder: Any) -
 
 
 async def test_links_written_before_the_entry_is_mirrored_are_indexed(store: Any, make_folder: Any) -> None:
-    from lensrelay.vault.folder_entries import content_doc_id, content_doc_register
+    from lensrelay.docstore.persistence import content_doc_register
+    from lensrelay.vault.folder_entries import content_doc_id
     from lensrelay.vault.folders import mirror_folder
 
     folder = await sync_to_async(make_folder)("Lens")
