@@ -16,7 +16,8 @@ import asyncio
 import logging
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from channels.layers import get_channel_layer
 
@@ -26,7 +27,6 @@ from lensrelay.docstore.room import FOREIGN
 
 if TYPE_CHECKING:
     from lensrelay.docstore.room import Room
-    from lensrelay.docstore.store import DocStore
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +40,23 @@ def group_name(doc_id: str) -> str:
     return f"lensrelay.doc.{doc_id}"
 
 
+class PeerHost(Protocol):
+    """What the peer bus asks of the store it serves (`lensrelay.docstore.store.DocStore`): the bus never
+    imports the store."""
+
+    @property
+    def writer(self) -> str: ...
+
+    @property
+    def rooms(self) -> Mapping[str, Room[Any]]: ...
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]: ...
+
+    def applied_from_peer(self, row_id: int) -> None: ...
+
+
 class PeerBus:
-    def __init__(self, store: DocStore) -> None:
+    def __init__(self, store: PeerHost) -> None:
         self.store = store
         self.layer: Any = get_channel_layer()
         self.channel: str | None = None

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 # pycrdt's Doc makes an anyio lock, and anyio imports its asyncio backend on first use: a module of
 # thousands of lines, compiled when no bytecode is cached. Imported here, at start-up, the first client
@@ -19,9 +19,6 @@ from lensrelay.docstore import persistence
 from lensrelay.docstore.rehearsal import Rehearsal, UpdateRefused, apply_or_refuse
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import AwarenessStates
-
-if TYPE_CHECKING:
-    from lensrelay.docstore.store import DocStore
 
 logger = logging.getLogger(__name__)
 
@@ -53,10 +50,42 @@ FOREIGN = Origin("foreign", persist=False)
 
 PersistFn = Callable[[str, bytes], Awaitable[int]]
 
+T = TypeVar("T")
 
-class Room:
-    def __init__(self, *, store: DocStore, doc_id: str, kind: str) -> None:
-        self.store = store
+
+class AwarenessPublisher(Protocol):
+    """Sends a room's awareness to the other processes (the store's peer bus)."""
+
+    def publish_awareness(self, doc_id: str, update: bytes) -> None: ...
+
+
+class RoomHost(Protocol):
+    """What a room asks of the store that holds it (`lensrelay.docstore.store.DocStore`): the room never
+    imports the store, which creates, registers and drops rooms."""
+
+    @property
+    def batch_seconds(self) -> float: ...
+
+    @property
+    def peers(self) -> AwarenessPublisher | None: ...
+
+    async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]: ...
+
+    async def persist(self, room: Room[Any], update: bytes, *, author: str = "") -> int: ...
+
+    def notify_changed(self, room: Room[Any], updates: Sequence[bytes]) -> None: ...
+
+    def maybe_compact(self, room: Room[Any]) -> None: ...
+
+
+Host = TypeVar("Host", bound=RoomHost)
+
+
+class Room(Generic[Host]):
+    def __init__(self, *, store: Host, doc_id: str, kind: str) -> None:
+        self.store: Host = store
         self.doc_id = doc_id
         self.kind = kind
         self.doc: Doc[Any] = Doc()
