@@ -162,10 +162,11 @@ async def main(args: argparse.Namespace, workdir: Path) -> None:
     import mcp_tools.tools  # noqa: F401  (registers the tools)
     from bench import vaultgen
     from lensrelay.docstore.store import DocStore, get_store
-    from lensrelay.models import Document, Passage
+    from lensrelay.models import Document
     from lensrelay.semantic import embedder
     from lensrelay.semantic.maintain import maintainer_for
     from lensrelay.semantic.matrix import vector_matrix
+    from lensrelay.semantic.models import Passage
     from lensrelay.vault.importexport import import_vault
 
     out: list[str] = []

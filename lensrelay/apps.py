@@ -1,3 +1,5 @@
+from importlib import import_module
+
 from django.apps import AppConfig
 
 
@@ -5,6 +7,14 @@ class LensRelayConfig(AppConfig):
     name = "lensrelay"
     verbose_name = "Lens Relay"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def import_models(self) -> None:
+        # Version history's and semantic search's tables belong to this app but live in their packages
+        # (lensrelay/history, lensrelay/semantic). Imported here, with lensrelay.models, while Django loads
+        # the app's models, so that lensrelay.models never imports a package built on it.
+        super().import_models()
+        import_module("lensrelay.history.models")
+        import_module("lensrelay.semantic.models")
 
     def ready(self) -> None:
         # These modules register document-store listeners (folder mirroring, text cache) on import.

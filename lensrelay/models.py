@@ -168,8 +168,3 @@ class ApiToken(models.Model):
     @property
     def active(self) -> bool:
         return not self.revoked and not self.expired
-
-
-# Semantic search's and version history's tables (lensrelay/semantic, lensrelay/history) belong to this app.
-from lensrelay.history.models import DocVersion  # noqa: E402, F401
-from lensrelay.semantic.models import EmbeddedDocument, Passage  # noqa: E402, F401

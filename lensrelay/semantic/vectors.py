@@ -13,7 +13,8 @@ from django.db import transaction
 from django.db.models import Count, Max, QuerySet
 
 from lensrelay.docstore.trashdoc import TRASH
-from lensrelay.models import Document, EmbeddedDocument, Passage
+from lensrelay.models import Document
+from lensrelay.semantic.models import EmbeddedDocument, Passage
 from lensrelay.semantic.passages import Passage as TextPassage
 
 

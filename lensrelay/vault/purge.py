@@ -17,8 +17,9 @@ from django.db import transaction
 from lensrelay.docstore import folderdoc, trashdoc, versions
 from lensrelay.docstore.store import DocStore
 from lensrelay.files.blobs import blob_delete
-from lensrelay.models import Document, EmbeddedDocument, Folder, YDoc, YSnapshot, YUpdate
+from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
 from lensrelay.search.index import search_remove_documents
+from lensrelay.semantic.models import EmbeddedDocument
 from lensrelay.vault.folder_entries import content_doc_id
 from lensrelay.vault.folders import mirror_folder
 

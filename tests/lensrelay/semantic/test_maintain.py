@@ -12,10 +12,11 @@ from pycrdt import Doc, Text
 from lensrelay.docstore import folderdoc, persistence
 from lensrelay.docstore.offsets import text_insert, text_replace
 from lensrelay.docstore.store import DocStore
-from lensrelay.models import EmbeddedDocument, Folder, Passage
+from lensrelay.models import Folder
 from lensrelay.semantic import maintain
 from lensrelay.semantic.lookup import ranked_notes
 from lensrelay.semantic.matrix import vector_matrix
+from lensrelay.semantic.models import EmbeddedDocument, Passage
 from lensrelay.semantic.passages import split_passages
 from lensrelay.semantic.vectors import NoteRow, passages_write
 from lensrelay.text.texts import CONTENTS
