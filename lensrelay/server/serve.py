@@ -173,7 +173,7 @@ def _limited_server_class() -> type:
 
         def _warm_up(self) -> None:
             # What a fresh server's first client would otherwise wait for (lensrelay.server.warmup).
-            self._warming = asyncio.get_running_loop().create_task(warm_up())
+            self._warming = asyncio.get_running_loop().create_task(warm_up(self.application))
 
         def create_application(self, protocol: Any, scope: dict[str, Any]) -> Any:
             if scope.get("type") == "websocket":

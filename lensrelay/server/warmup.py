@@ -34,7 +34,8 @@ logger = logging.getLogger(__name__)
 _NOBODY = "lensrelay-warm-up"
 
 
-async def warm_up() -> None:
+async def warm_up(application: Any) -> None:
+    """`application` is the ASGI application the server runs (daphne's `Server.application`)."""
     from lensrelay.sync.consumer import token_access_and_scope
 
     started = time.perf_counter()
@@ -44,7 +45,7 @@ async def warm_up() -> None:
         await store.db(persistence.load_state, _NOBODY)
         await store.db(persistence.feed_origin, window=store.CATCH_UP_WINDOW)
         await token_access_and_scope(_NOBODY, _NOBODY)
-        await refused_connect()
+        await refused_connect(application)
         store.warm_loop_reads(_NOBODY)
         unregistered_room(store)
     except Exception:
@@ -53,11 +54,9 @@ async def warm_up() -> None:
         logger.info("sync path warmed up in %.0f ms", (time.perf_counter() - started) * 1000)
 
 
-async def refused_connect() -> list[dict[str, Any]]:
+async def refused_connect(application: Any) -> list[dict[str, Any]]:
     """A WebSocket connect to /d/<nobody> with an unknown token, through the whole ASGI application;
     returns what the application sent (an accept, then a close with 4401)."""
-    from lensrelay.asgi import application
-
     messages: list[dict[str, Any]] = [{"type": "websocket.connect"}]
     sent: list[dict[str, Any]] = []
     closed = asyncio.Event()

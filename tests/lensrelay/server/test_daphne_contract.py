@@ -83,6 +83,7 @@ INSTANCE_ATTRIBUTES: list[tuple[type, str]] = [
         for name in ["root_path", "path", "muted", "last_ping", "handshake_deferred", "application_queue"]
     ),
     # daphne's server: the factories whose protocol and request class the launcher replaces.
+    (server.Server, "application"),  # handed to the warm-up
     (server.Server, "ws_factory"),
     (server.Server, "http_factory"),
     (http.HTTPChannel, "requestFactory"),

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lensrelay.asgi import application
 from lensrelay.docstore.store import _stores, get_store
 from lensrelay.models import ApiToken, YDoc, YUpdate
 from lensrelay.server.warmup import warm_up
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 async def test_warm_up_creates_the_loops_store_and_writes_nothing(caplog: Any) -> None:
     with caplog.at_level(logging.WARNING, logger="lensrelay.server.warmup"):
-        await warm_up()
+        await warm_up(application)
     store = _stores.get(asyncio.get_running_loop())
     assert store is not None and store is get_store()
     assert not store.rooms
@@ -31,7 +32,7 @@ async def test_warm_up_creates_the_loops_store_and_writes_nothing(caplog: Any) -
 async def test_the_warm_up_connect_is_refused_like_an_unknown_token() -> None:
     from lensrelay.server.warmup import refused_connect
 
-    sent = await refused_connect()
+    sent = await refused_connect(application)
     assert [m["type"] for m in sent] == ["websocket.accept", "websocket.close"]
     assert sent[-1]["code"] == 4401
     assert await ApiToken.objects.acount() == 0
@@ -50,7 +51,7 @@ async def test_warm_up_opens_the_loops_own_connections_and_registers_no_room(cap
         pytest.skip("the loop's own reads are for SQLite only")
     loop_lookups._drop()
     with caplog.at_level(logging.WARNING, logger="lensrelay.server.warmup"):
-        await warm_up()
+        await warm_up(application)
     assert not caplog.records
     store = get_store()
     assert store._loop_reader is not None and store._loop_reader._connection is not None
