@@ -22,7 +22,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+# fullmatch only: `$` would accept a trailing newline.
+UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _LOGGED_LIMIT = 10_000
 _logged: set[tuple[int, str, str]] = set()
 
@@ -44,7 +45,7 @@ def admissible_entries(
     ignored: dict[str, str] = {}
     shaped: list[FileEntry] = []
     for path, entry in entries.items():
-        if UUID_RE.match(entry.uuid) is None:
+        if UUID_RE.fullmatch(entry.uuid) is None:
             ignored[path] = f"its id {entry.uuid[:60]!r} is not a uuid"
         else:
             shaped.append(entry)

@@ -79,7 +79,7 @@ def _live_hash(store: DocStore, entry: DocEntry) -> str:
     if room is None or not _listed(room.doc, entry.path):
         return ""
     digest = folderdoc.entry_meta(room.doc, path=entry.path).get("hash")
-    return digest if isinstance(digest, str) and folderdoc.SHA256_HEX.match(digest) else ""
+    return digest if isinstance(digest, str) and folderdoc.SHA256_HEX.fullmatch(digest) else ""
 
 
 async def file_content(store: DocStore, entry: DocEntry) -> FileContent:

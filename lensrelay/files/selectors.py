@@ -9,7 +9,7 @@ from lensrelay.models import Document, Folder, YDoc
 
 
 def file_doc_id_valid(doc_id: str) -> bool:
-    return bool(DOC_ID_RE.match(doc_id)) and doc_id not in {".", ".."}
+    return bool(DOC_ID_RE.fullmatch(doc_id)) and doc_id not in {".", ".."}
 
 
 def file_scope(doc_id: str) -> tuple[bool, int | None]:
