@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "lensrelay.csp.AdminCSPMiddleware",
 ]
 
 ROOT_URLCONF = "lensrelay.urls"
@@ -215,6 +216,13 @@ LENSRELAY_FILES_DIR = Path(os.environ.get("LENSRELAY_FILES_DIR", DATA_DIR)).reso
 LENSRELAY_MAX_FILE_BYTES = int(os.environ.get("LENSRELAY_MAX_FILE_BYTES", str(64 * 1024 * 1024)))
 # How long an upload or download URL handed to a client stays valid (presigned S3 or signed local URL).
 LENSRELAY_FILE_URL_SECONDS = int(os.environ.get("LENSRELAY_FILE_URL_SECONDS", "900"))
+# download-url hands out links on this origin (e.g. https://files.example.org, a host of its own pointing
+# at this server) so user bytes never share the admin's origin; unset: the request's own host.
+LENSRELAY_USER_CONTENT_ORIGIN = os.environ.get("LENSRELAY_USER_CONTENT_ORIGIN", "").strip()
+# A file id registered (or a blob uploaded) with no folder entry naming it is removed after this long.
+LENSRELAY_UNLINKED_FILE_HOURS = _env_float("LENSRELAY_UNLINKED_FILE_HOURS", 24.0)
+# How many registered file ids may wait for their entry in one folder (or unowned) at once.
+LENSRELAY_MAX_PENDING_FILES = int(os.environ.get("LENSRELAY_MAX_PENDING_FILES", "1000"))
 if LENSRELAY_FILE_STORAGE == "s3":
     _file_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import posixpath
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -35,6 +36,7 @@ from lensrelay.files.blobs import (
 from lensrelay.files.kinds import mimetype
 from lensrelay.http_auth import bearer_token, unauthorized
 from lensrelay.http_limits import body_too_large, read_body
+from lensrelay.user_content import user_content_response, user_content_url
 
 
 def _not_found(doc_id: str) -> JsonResponse:
@@ -118,7 +120,9 @@ async def download_url(request: HttpRequest, doc_id: str) -> HttpResponse:
     if not await asyncio.to_thread(blob_exists, doc_id=doc_id, hash=digest):
         return JsonResponse({"error": f"No file {digest} is stored for {doc_id}."}, status=404)
     url = await asyncio.to_thread(transfer.download_url, doc_id=doc_id, hash=digest)
-    return JsonResponse({"downloadUrl": request.build_absolute_uri(url)})
+    return JsonResponse(
+        {"downloadUrl": user_content_url(relative=url, absolute=request.build_absolute_uri(url))}
+    )
 
 
 async def _ticket_or_token(request: HttpRequest, doc_id: str, *, action: str) -> JsonResponse | None:
@@ -195,7 +199,11 @@ async def download(request: HttpRequest, doc_id: str) -> HttpResponse:
     except BlobCorrupt:
         return JsonResponse({"error": "The stored file does not match its hash."}, status=502)
     path = await sync_to_async(selectors.file_path)(doc_id)
-    response = HttpResponse(data, content_type=mimetype(path) if path else "application/octet-stream")
+    response = user_content_response(
+        data=data,
+        content_type=mimetype(path) if path else "application/octet-stream",
+        filename=posixpath.basename(path) or digest,
+    )
     response["ETag"] = f'"{digest}"'
     # Content-addressed: these bytes never change.
     response["Cache-Control"] = "private, max-age=31536000, immutable"
