@@ -20,7 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from lensrelay.auth import Access, aauthenticate_token
-from lensrelay.files import selectors, transfer
+from lensrelay.files import pending, selectors, transfer
 from lensrelay.files.blobs import (
     BlobCorrupt,
     BlobMissing,
@@ -65,7 +65,10 @@ async def _authorize(
         return access, _not_found(doc_id)
     known, folder_id = await sync_to_async(selectors.file_scope)(doc_id)
     if not known and register and access.can_write_live:
-        await sync_to_async(selectors.file_doc_register)(access=access, doc_id=doc_id)
+        try:
+            await sync_to_async(pending.file_doc_register)(access=access, doc_id=doc_id)
+        except pending.TooManyPending as exc:
+            return access, JsonResponse({"error": str(exc)}, status=429)
         known, folder_id = await sync_to_async(selectors.file_scope)(doc_id)
         if not known:  # registered for no folder: only a token for every folder may use it
             return access, _not_found(doc_id)
@@ -74,6 +77,16 @@ async def _authorize(
     if write and not access.can_write_live:
         return access, _no_write()
     return access, None
+
+
+def _too_many_blobs() -> JsonResponse:
+    return JsonResponse(
+        {
+            "error": f"This file has no folder entry yet and already holds {pending.PENDING_BLOBS_PER_FILE} "
+            "uploads; add its entry before uploading another version."
+        },
+        status=429,
+    )
 
 
 def _hash_arg(request: HttpRequest) -> str | None:
@@ -92,6 +105,8 @@ async def upload_url(request: HttpRequest, doc_id: str) -> HttpResponse:
     digest = _hash_arg(request)
     if digest is None:
         return _bad_hash()
+    if not await sync_to_async(pending.pending_blob_allowed)(doc_id=doc_id, hash=digest):
+        return _too_many_blobs()
     raw_length = request.GET.get("content_length")
     length: int | None = None
     if raw_length:
@@ -181,6 +196,8 @@ async def upload(request: HttpRequest, doc_id: str) -> HttpResponse:
             {"error": "The uploaded bytes do not match the hash; nothing was stored.", "hash": digest},
             status=400,
         )
+    if not await sync_to_async(pending.pending_blob_allowed)(doc_id=doc_id, hash=digest):
+        return _too_many_blobs()
     await asyncio.to_thread(blob_put, doc_id=doc_id, data=data)
     return JsonResponse({"ok": True, "hash": digest, "size": len(data)})
 
