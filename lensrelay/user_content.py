@@ -30,14 +30,28 @@ def shown_inline(content_type: str) -> bool:
     return main in INLINE_TYPES or main.startswith(INLINE_PREFIXES)
 
 
+def disposition(*, content_type: str, filename: str) -> str:
+    """The Content-Disposition for bytes of this type: inline only for the passive allow-list."""
+    header = content_disposition_header(
+        as_attachment=not shown_inline(content_type), filename=filename or "download"
+    )
+    assert header is not None  # only None for inline without a filename, never asked for here
+    return header
+
+
+def s3_overrides(*, content_type: str, filename: str) -> dict[str, str]:
+    """Response headers a presigned S3 GET is signed to answer with: the bucket is another origin, but a
+    client-chosen upload type (text/html) must not make it a page there either."""
+    return {
+        "ResponseContentType": content_type or "application/octet-stream",
+        "ResponseContentDisposition": disposition(content_type=content_type, filename=filename),
+    }
+
+
 def user_content_response(*, data: bytes, content_type: str, filename: str = "") -> HttpResponse:
     """The response for bytes a token stored, with the headers that keep them inert in a browser."""
     response = HttpResponse(data, content_type=content_type or "application/octet-stream")
-    disposition = content_disposition_header(
-        as_attachment=not shown_inline(content_type), filename=filename or "download"
-    )
-    assert disposition is not None  # only None for inline without a filename, never asked for here
-    response["Content-Disposition"] = disposition
+    response["Content-Disposition"] = disposition(content_type=content_type, filename=filename)
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = SANDBOX_CSP
     return response

@@ -134,7 +134,14 @@ async def download_url(request: HttpRequest, doc_id: str) -> HttpResponse:
         return _bad_hash()
     if not await asyncio.to_thread(blob_exists, doc_id=doc_id, hash=digest):
         return JsonResponse({"error": f"No file {digest} is stored for {doc_id}."}, status=404)
-    url = await asyncio.to_thread(transfer.download_url, doc_id=doc_id, hash=digest)
+    path = await sync_to_async(selectors.file_path)(doc_id)
+    url = await asyncio.to_thread(
+        transfer.download_url,
+        doc_id=doc_id,
+        hash=digest,
+        content_type=mimetype(path) if path else "application/octet-stream",
+        filename=posixpath.basename(path),
+    )
     return JsonResponse(
         {"downloadUrl": user_content_url(relative=url, absolute=request.build_absolute_uri(url))}
     )
