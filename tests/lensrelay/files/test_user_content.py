@@ -20,6 +20,7 @@ from lensrelay.docstore import folderdoc
 from lensrelay.files.kinds import blob_entry_meta
 from lensrelay.folder_entries import content_doc_id
 from lensrelay.folders import mirror_folder
+from lensrelay.history.recording import version_record_stored
 from lensrelay.models import Folder
 from lensrelay.user_content import SANDBOX_CSP
 
@@ -124,13 +125,15 @@ async def test_document_states_and_versions_are_inert(
     state = await client.get(f"/d/{document.doc_id}/as-update", headers=auth(reader))
     assert state.status_code == 200
     assert_inert(state, inline=False, filename=document.doc_id)
-    listed = (await client.get(f"/d/{document.doc_id}/versions", headers=auth(reader))).json()
-    if listed:  # a version is kept once the document has history
-        vid = listed[0]["id"]
-        one = await client.get(f"/d/{document.doc_id}/versions/{vid}", headers=auth(reader))
-        assert one["Content-Security-Policy"] == SANDBOX_CSP and one["X-Content-Type-Options"] == "nosniff"
-        update = await client.get(f"/d/{document.doc_id}/versions/{vid}?format=update", headers=auth(reader))
-        assert_inert(update, inline=False, filename=document.doc_id)
+    version = await sync_to_async(version_record_stored)(doc_id=document.doc_id)
+    assert version is not None
+    vid = version.pk
+    one = await client.get(f"/d/{document.doc_id}/versions/{vid}", headers=auth(reader))
+    assert one.status_code == 200 and "<script>" in one.json()["text"]
+    assert one["Content-Security-Policy"] == SANDBOX_CSP and one["X-Content-Type-Options"] == "nosniff"
+    update = await client.get(f"/d/{document.doc_id}/versions/{vid}?format=update", headers=auth(reader))
+    assert update.status_code == 200
+    assert_inert(update, inline=False, filename=document.doc_id)
 
 
 async def test_hash_with_a_trailing_newline_is_refused_and_stores_nothing(
