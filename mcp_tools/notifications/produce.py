@@ -55,8 +55,11 @@ def updated_message(uri: str) -> dict[str, Any]:
 def document_changed_events(*, doc_id: str) -> int:
     """Log `resources/updated` for every listening subscriber of the document; returns how many."""
     by_uri: dict[str, list[str]] = defaultdict(list)
+    told: set[str] = set()
     for session_id, uri in subscribers_of(doc_id=doc_id):
-        by_uri[uri].append(session_id)
+        if session_id not in told:  # one event per session and change, should old rows hold two spellings
+            told.add(session_id)
+            by_uri[uri].append(session_id)
     made = 0
     with transaction.atomic():
         for uri, session_ids in by_uri.items():
