@@ -65,9 +65,34 @@ def subscription_add(*, session_id: str, uri: str, doc_id: str, limit: int | Non
                 return
             if McpSubscription.objects.filter(session_id=session_id).count() >= limit:
                 raise TooManySubscriptions(limit)
+            _make_room(session_id=session_id, uri=uri, doc_id=doc_id)
             McpSubscription.objects.create(session_id=session_id, uri=uri, doc_id=doc_id)
     except IntegrityError:  # a concurrent identical subscribe won the race: the outcome is the same
         pass
+
+
+def _current_uri(doc_id: str) -> str | None:
+    from mcp_tools.resources_documents import document_uri  # the tools' module, loaded on first need
+
+    row = Document.objects.select_related("folder").filter(doc_id=doc_id).first()
+    return None if row is None else document_uri(row.user_path)
+
+
+def _make_room(*, session_id: str, uri: str, doc_id: str) -> None:
+    """A held subscription whose document moved away from `uri` (and another now lives there) moves to its
+    document's URI now, or goes with its document: the URI is the new document's."""
+    clash = McpSubscription.objects.filter(session_id=session_id, uri=uri).exclude(doc_id=doc_id).first()
+    if clash is None:
+        return
+    moved = _current_uri(clash.doc_id) if clash.doc_id else None
+    if (
+        moved is None
+        or moved == uri
+        or McpSubscription.objects.filter(session_id=session_id, uri=moved).exists()
+    ):
+        clash.delete()
+    else:
+        McpSubscription.objects.filter(pk=clash.pk).update(uri=moved)
 
 
 def subscription_remove(*, session_id: str, uri: str, doc_id: str = "") -> bool:

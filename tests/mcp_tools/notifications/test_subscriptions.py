@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.utils import timezone
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
@@ -187,3 +188,17 @@ def test_one_change_makes_one_event_per_session_even_with_old_duplicate_rows() -
         McpSubscription.objects.create(session_id=session, uri=uri, doc_id="doc-1")
     assert document_changed_events(doc_id="doc-1") == 1
     assert McpEvent.objects.filter(session_id=session).count() == 1
+
+
+async def test_a_note_moved_away_keeps_its_subscription_when_another_takes_its_old_uri(vault: Any) -> None:
+    kb = await open_kb()
+    index = document_of_uri(kb, ctx(), "lens://Public/Index.md")
+    ideas = document_of_uri(kb, ctx(), "lens://Public/Notes/Ideas.md")
+    assert index is not None and ideas is not None
+    session = await sync_to_async(listening)("s")
+    # Subscribed while Ideas was at Index.md's URI (it moved; Index.md arrived there since).
+    old_uri = "lens://Public/Index.md"
+    await McpSubscription.objects.acreate(session_id=session, uri=old_uri, doc_id=ideas.doc_id)
+    await sync_to_async(subscription_add)(session_id=session, uri=old_uri, doc_id=index.doc_id)
+    held = {row.doc_id: row.uri async for row in McpSubscription.objects.filter(session_id=session)}
+    assert held == {index.doc_id: "lens://Public/Index.md", ideas.doc_id: "lens://Public/Notes/Ideas.md"}
