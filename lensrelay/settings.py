@@ -196,12 +196,13 @@ LENSRELAY_MCP_ALLOWED_ORIGINS = [
 # Server-sent notifications (GET /mcp, mcp_tools.notifications): how often each worker's streams look for
 # events made on other workers, the keep-alive comment interval, how long one GET may stay open before
 # the client is asked to reconnect with Last-Event-ID (0: no limit), the `retry` hint for that, and how
-# many events per session are kept for replay.
+# many events per session are kept for replay; and how many resources one session may subscribe to.
 LENSRELAY_MCP_EVENTS_POLL_SECONDS = _env_float("LENSRELAY_MCP_EVENTS_POLL_SECONDS", 0.5)
 LENSRELAY_MCP_STREAM_PING_SECONDS = _env_float("LENSRELAY_MCP_STREAM_PING_SECONDS", 15.0)
 LENSRELAY_MCP_STREAM_MAX_SECONDS = _env_float("LENSRELAY_MCP_STREAM_MAX_SECONDS", 0.0)
 LENSRELAY_MCP_STREAM_RETRY_MS = int(os.environ.get("LENSRELAY_MCP_STREAM_RETRY_MS", "1000"))
 LENSRELAY_MCP_EVENT_LOG_SIZE = int(os.environ.get("LENSRELAY_MCP_EVENT_LOG_SIZE", "500"))
+LENSRELAY_MCP_MAX_SUBSCRIPTIONS = int(os.environ.get("LENSRELAY_MCP_MAX_SUBSCRIPTIONS", "200"))
 # Test configuration only: the conformance suite's fixture tools, resources and prompts, and a role for
 # callers without a token (the suite sends none). Both are off by default.
 LENSRELAY_MCP_CONFORMANCE_FIXTURES = _env_bool("LENSRELAY_MCP_CONFORMANCE_FIXTURES", False)

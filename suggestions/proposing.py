@@ -39,6 +39,7 @@ from suggestions.errors import SuggestionError
 from suggestions.follow import holding
 from suggestions.models import Suggestion
 from suggestions.rewriting import FORGED, RawEdit, apply_raw_edits, plan_comment, plan_suggestion
+from suggestions.signals import suggestion_decided
 
 DELIMITER_REFUSAL = (
     "{which} contains the CriticMarkup delimiter '{delimiter}'. Write plain text: the system handles "
@@ -206,9 +207,17 @@ def _save_suggestion(suggestion: Suggestion, superseded: list[str]) -> Suggestio
     with transaction.atomic():
         suggestion.save()
         if superseded:
-            Suggestion.objects.filter(uid__in=superseded, status=Suggestion.Status.PENDING).update(
-                status=Suggestion.Status.SUPERSEDED, decided_at=timezone.now(), superseded_by=suggestion
-            )
+            pending = Suggestion.objects.filter(uid__in=superseded, status=Suggestion.Status.PENDING)
+            pks = [
+                pk
+                for pk in pending.values_list("pk", flat=True)
+                # One by one, each still pending: a row decided meanwhile is not reported as superseded.
+                if Suggestion.objects.filter(pk=pk, status=Suggestion.Status.PENDING).update(
+                    status=Suggestion.Status.SUPERSEDED, decided_at=timezone.now(), superseded_by=suggestion
+                )
+            ]
+            if pks:  # withdrawn in favour of the new one: its session is told, as of any decision
+                suggestion_decided.send(sender=Suggestion, pks=pks)
     return suggestion
 
 
