@@ -82,9 +82,9 @@ def name_key(name: str) -> str:
         if decoded == name:
             break
         name = decoded
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-    visible = "".join(c for c in folded if unicodedata.category(c) != "Cf")
-    return visible.rstrip(_TRAILING)
+    # Invisible characters go first: one between a letter and its accent would keep them apart.
+    visible = "".join(c for c in name if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold()).rstrip(_TRAILING)
 
 
 def names_trash(path: str) -> bool:
