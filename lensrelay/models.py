@@ -79,7 +79,7 @@ class Folder(models.Model):
     # Unicode normalisation or spelling would be one folder to links (resolved case-insensitively) and to
     # Obsidian. Kept by `save` and the rename service; NULL only for a folder that already collided with
     # an older one when the column was added (see migration 0012): the services still compare its name.
-    name_key = models.CharField(max_length=1024, unique=True, null=True, editable=False)
+    name_key = models.TextField(unique=True, null=True, editable=False)
     doc_id = models.CharField(max_length=100, unique=True, default=new_doc_id)
     created = models.DateTimeField(default=timezone.now)
     # The version of the folder document the `Document` rows were last mirrored from: every worker

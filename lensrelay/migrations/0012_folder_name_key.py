@@ -33,7 +33,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="folder",
             name="name_key",
-            field=models.CharField(editable=False, max_length=1024, null=True, unique=True),
+            field=models.TextField(editable=False, null=True, unique=True),
         ),
         migrations.RunPython(fill_keys, migrations.RunPython.noop),
     ]
