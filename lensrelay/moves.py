@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pycrdt import Text
 
@@ -337,7 +337,11 @@ def _rename_folder_row(*, folder_id: int, name: str) -> None:
         clash = folder_name_clash(name=name, folder_id=folder_id)
         if clash is not None:
             raise MoveRefused(clash)
-        Folder.objects.filter(pk=folder_id).update(name=name, name_key=folder_name_key(name))
+        try:
+            with transaction.atomic():
+                Folder.objects.filter(pk=folder_id).update(name=name, name_key=folder_name_key(name))
+        except IntegrityError:  # taken by another process since the check
+            raise MoveRefused(folder_name_clash(name=name, folder_id=folder_id) or "Name taken.") from None
         # Every process's path index re-reads the folder list (and the renamed folder's paths).
         persistence.announce_folders_changed(writer="folder_rename")
 

@@ -26,13 +26,17 @@ INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\u00ad"]
 
 
 @cache
+def _folded_to() -> dict[str, tuple[str, ...]]:
+    found: dict[str, list[str]] = {}
+    for cp in range(0x20000):
+        if not 0xD800 <= cp <= 0xDFFF:
+            found.setdefault(unicodedata.normalize("NFKC", chr(cp)).casefold(), []).append(chr(cp))
+    return {folded: tuple(chars) for folded, chars in found.items()}
+
+
 def look_alikes(char: str) -> tuple[str, ...]:
     """Every character that is `char` once NFKC-normalised and case-folded (its case twin included)."""
-    return tuple(
-        chr(cp)
-        for cp in range(0x20000)
-        if not 0xD800 <= cp <= 0xDFFF and unicodedata.normalize("NFKC", chr(cp)).casefold() == char
-    )
+    return _folded_to().get(char, ())
 
 
 def percent_encode(text: str, which: list[bool]) -> str:
