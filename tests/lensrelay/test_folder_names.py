@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import CommandError, call_command
-from django.db import IntegrityError
+from django.db import IntegrityError, connection
+from django.db.migrations.executor import MigrationExecutor
 from django.test import AsyncClient
 
 from lensrelay.auth import Access
@@ -104,3 +105,29 @@ async def test_the_admin_refuses_creating_a_folded_twin(staff_client: AsyncClien
     assert response.status_code == 200
     assert "A folder named Café already exists, and CAFÉ differs from it only" in response.content.decode()
     assert await Folder.objects.acount() == 1
+
+
+def test_the_migration_keys_every_folder_and_leaves_an_older_collision_unkeyed(
+    transactional_db: None,
+) -> None:
+    before, after = [("lensrelay", "0011_search_titles")], [("lensrelay", "0012_folder_name_key")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_folder = executor.loader.project_state(before).apps.get_model("lensrelay", "Folder")
+    for name in ("Secret", "Public", "SECRET"):
+        old_folder.objects.create(name=name, doc_id=f"{'a' * 36}-{name}")
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(after)
+    keys = dict(
+        MigrationExecutor(connection)
+        .loader.project_state(after)
+        .apps.get_model("lensrelay", "Folder")
+        .objects.values_list("name", "name_key")
+    )
+    assert keys == {"Secret": "secret", "Public": "public", "SECRET": None}
+    MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    # The unkeyed twin still blocks: its name is compared by the services.
+    Folder.objects.filter(name="Secret").delete()
+    with pytest.raises(FolderNameTaken, match="A folder named SECRET already exists"):
+        folder_create(name="secret")

@@ -4,6 +4,7 @@ whichever way it comes in (services, the admin's rename, a Yjs client's folder d
 from __future__ import annotations
 
 import io
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,10 @@ async def test_an_admin_rename_into_a_spelling_of_the_trash_is_a_form_error(
     assert folderdoc.backlinks(room.doc)[note.uuid] == [linker.uuid]
 
 
-async def test_a_clients_entry_in_another_spelling_of_the_trash_is_ignored(store: Any) -> None:
+async def test_a_clients_entry_in_another_spelling_of_the_trash_is_ignored(
+    store: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="lensrelay.folder_entries")
     folder, note, _ = await _vault(store)
     room = await store.get(folder.doc_id)
     assert room is not None
@@ -98,6 +102,8 @@ async def test_a_clients_entry_in_another_spelling_of_the_trash_is_ignored(store
     paths = await sync_to_async(lambda: sorted(Document.objects.values_list("path", flat=True)))()
     assert paths == ["/Linker.md", "/x.md"]
     assert path_index(store).resolve(EVERYONE, "Public/_TRASH/new.md") is None
+    assert "ignoring filemeta entry '/_TRASH/new.md'" in caplog.text  # and said why
+    assert "reserved for it in every spelling" in caplog.text
     # The trash's own spelling is where a client's delete goes: admitted, and in the trash.
     meta = folderdoc.entry_meta(room.doc, path="/x.md")
     with room.transact():
