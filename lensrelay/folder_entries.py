@@ -67,7 +67,8 @@ def admissible_entries(
             ignored[entry.path] = "its id is already used by another entry of this folder"
             continue
         try:
-            paths.check(entry.path, type=entry.type)
+            # Trash moves keep the trash's own spelling; any other spelling of it is not the trash.
+            paths.check(entry.path, type=entry.type, trash=True)
         except InvalidPath as exc:
             ignored[entry.path] = str(exc)
             continue

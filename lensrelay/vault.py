@@ -32,7 +32,14 @@ from lensrelay.folders import content_doc_id, folder_create, mirror_folder, mirr
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.texts import text_cache
 from lensrelay.unicode_text import UnencodableText, refuse_unencodable
-from lensrelay.vaultpath import FolderPaths, InvalidPath, normalize_path, validate_relative_path
+from lensrelay.vaultpath import (
+    FolderPaths,
+    InvalidPath,
+    names_trash,
+    normalize_path,
+    trash_refusal,
+    validate_relative_path,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +106,10 @@ def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, Scanne
             except UnencodableText as exc:
                 dirnames.remove(name)  # and everything under it
                 report.skipped.append(str(exc))
+                continue
+            if rel_dir == Path(".") and names_trash(name):
+                dirnames.remove(name)  # the trash is the server's: no file of a vault lands in it
+                report.skipped.append(f"/{name} ({trash_refusal('it')})")
         if rel_dir != Path("."):
             folders.append(normalize_path("/" + rel_dir.as_posix()))
         for name in sorted(filenames):

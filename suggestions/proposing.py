@@ -322,16 +322,20 @@ async def suggestion_propose_create(
         body += render_comment(comment, meta)
     if content and [m.content for m in parse(body)][:1] != [content]:
         raise SuggestionError(FORGED.format(delimiter=CLOSE_ADDITION))
+    # document_create checks the path (rules, the trash in any spelling, collisions) before anything
+    # reaches the folder document.
     document = await document_create(store=store, folder=folder, path=relative_path, text=body)
     entry = path_index(store).by_doc_id(document.doc_id)
-    assert entry is not None
+    if entry is None:  # the mirror did not admit it: a rule document_create does not know of
+        raise SuggestionError(f"Error: {folder.name}{relative_path} could not be created.")
     row = await store.db(
         _new_row, entry=entry, proposer=proposer, tool="write", kind="create", comment=comment
     )
     row.uid = probe.uid
     row.new_text = content
     room = await store.get(document.doc_id)
-    assert room is not None
+    if room is None:
+        raise SuggestionError(f"Error: {entry.user_path} could not be created.")
     row.hunks = _hunk_records(room, row.uid)
     row.markup = body
     await store.db(_save_suggestion, row, [])

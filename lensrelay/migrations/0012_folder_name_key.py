@@ -1,0 +1,39 @@
+# Folder names are unique once folded (case, Unicode normalisation, percent-encoding, trailing dots and
+# spaces: `lensrelay.vaultpath.folder_name_key`), so a rename can never retarget links that resolve
+# case-insensitively. The services check it inside their transaction; this unique column stops any
+# writer that does not. A folder that already collides with an older one keeps a NULL key (NULLs never
+# collide, on SQLite and PostgreSQL alike): nothing is renamed behind its owners' backs, and the services
+# still compare its name, so no new folder can join the collision.
+
+from typing import Any
+
+from django.db import migrations, models
+
+from lensrelay.vaultpath import folder_name_key
+
+
+def fill_keys(apps: Any, schema_editor: Any) -> None:
+    folder_model = apps.get_model("lensrelay", "Folder")
+    taken: set[str] = set()
+    for folder in folder_model.objects.order_by("pk").only("pk", "name"):
+        key = folder_name_key(folder.name)
+        if key in taken:
+            print(f"\n  folder {folder.name!r} collides with an older folder once folded; left without a key")
+            continue
+        taken.add(key)
+        folder_model.objects.filter(pk=folder.pk).update(name_key=key)
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("lensrelay", "0011_search_titles"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="folder",
+            name="name_key",
+            field=models.TextField(editable=False, null=True, unique=True),
+        ),
+        migrations.RunPython(fill_keys, migrations.RunPython.noop),
+    ]
