@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.dispatch import Signal
+
 from lensrelay.models import PurgedDocument
+
+# Sent with `doc_ids` inside the purge's transaction: apps built on the core (suggestions) remove what
+# they keep of those documents' text.
+documents_purged = Signal()
 
 # What a client is told: the WebSocket close reason, and the error of a refused creation.
 PURGED_REASON = "document purged"
@@ -48,7 +54,10 @@ def refuse_purged(doc_id: str) -> None:
 
 
 def tombstones_record(*, doc_ids: Iterable[str]) -> None:
-    """Remember purged ids (idempotent). Call in the purge's transaction, with the rows' deletion."""
+    """Remember purged ids (idempotent) and tell the apps (`documents_purged`). Call in the purge's
+    transaction, with the rows' deletion."""
+    wanted = sorted(set(doc_ids))
     PurgedDocument.objects.bulk_create(
-        [PurgedDocument(doc_id=doc_id) for doc_id in sorted(set(doc_ids))], ignore_conflicts=True
+        [PurgedDocument(doc_id=doc_id) for doc_id in wanted], ignore_conflicts=True
     )
+    documents_purged.send(sender=PurgedDocument, doc_ids=wanted)
