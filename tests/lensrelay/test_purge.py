@@ -304,6 +304,19 @@ async def test_a_folder_entry_naming_a_purged_uuid_is_ignored_in_every_folder(st
         await room.flushed()
         await mirror_folder(store, folder_id=folder.pk, room=room)
         assert not await Document.objects.filter(uuid=w.plan.uuid).aexists()
+    # Hostile spellings of the uuid: not uuids at all (ignored), or another id altogether (upper case:
+    # a new, empty document, never the purged one's state).
+    room = await store.get(w.other.doc_id)
+    with room.transact():
+        for n, hostile in enumerate((f" {w.plan.uuid}", f"{{{w.plan.uuid}}}", w.plan.uuid + "\x00")):
+            folderdoc.add_entry(room.doc, path=f"/Hostile {n}.md", uuid=hostile, type="markdown")
+        folderdoc.add_entry(room.doc, path="/Upper.md", uuid=w.plan.uuid.upper(), type="markdown")
+    await room.flushed()
+    await mirror_folder(store, folder_id=w.other.pk, room=room)
+    paths = {row.path: row for row in await sync_to_async(list)(Document.objects.filter(folder=w.other))}
+    assert "/Upper.md" in paths and not any(p.startswith("/Hostile") for p in paths)
+    upper = await store.get(paths["/Upper.md"].doc_id)
+    assert upper is not None and str(upper.doc.get("contents", type=Text)) == ""
     assert not any((await stored_anywhere(store, w.plan.doc_id)).values())
 
 
