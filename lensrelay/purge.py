@@ -2,9 +2,9 @@
 
 What goes: the folder entries, their `Document` rows, the content documents' stored Yjs updates and
 snapshots, their versions, their blobs (attachments, every version), their search index rows, semantic
-vectors and passages, and their `backlinks_v0` records. Links in other notes' text have nothing left to
-point at. Entries in the trash without a `trashed_at` stamp (put there by a client) are never purged:
-their age is unknown.
+vectors and passages, their `backlinks_v0` records, and (through `tombstones.documents_purged`) their
+suggestions. Links in other notes' text have nothing left to point at. Entries in the trash without a
+`trashed_at` stamp (put there by a client) are never purged: their age is unknown.
 
 Purged is gone, also for what is live: every purged id gets a tombstone (`lensrelay.tombstones`), so it is
 never used again, and a marker in the update log tells every process to close the sockets of the purged
