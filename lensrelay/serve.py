@@ -4,7 +4,8 @@ Plain daphne reads no Django setting for its WebSocket limits and drops any mess
 TCP connection: y-websocket then reconnects and resends the same update forever. Here daphne's limit is
 LENSRELAY_MAX_FRAME_BYTES, and a message over it is closed with 4413 and a reason, which stops the client.
 HTTP requests skip Twisted's form parsing (daphne never uses it) and report a lost connection straight to
-the handler (`lensrelay.http_disconnect`).
+the handler (`lensrelay.http_disconnect`). A socket the application closes gets its reason too (daphne sends
+the code alone), so a client can say why: "document purged", "unknown document".
 """
 
 from __future__ import annotations
