@@ -2,7 +2,8 @@
 
 Anyone who may edit a folder document can write any entry into it, so the mirror trusts nothing in it.
 An entry is mirrored into a `Document` row only when its id is a uuid naming content of this folder
-(new, or created here before), and its path passes the path rules against the folder's other entries.
+(new, or created here before, and never purged), and its path passes the path rules against the folder's
+other entries.
 Everything else is ignored and logged: it never moves, creates or reveals a row, and never breaks the
 mirror (so a hostile entry cannot stop the folder's legitimate changes either).
 """
@@ -16,6 +17,7 @@ from typing import TypeVar
 
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
+from lensrelay.tombstones import purged_among, refuse_purged
 from lensrelay.vaultpath import FolderPaths, InvalidPath, fold_key
 
 logger = logging.getLogger(__name__)
@@ -105,7 +107,9 @@ def claim_content_docs(*, folder: Folder, doc_ids: list[str]) -> set[str]:
 
 
 def content_doc_register(*, folder: Folder, doc_id: str) -> None:
-    """Record a content document created for `folder` before its folder entry names it."""
+    """Record a content document created for `folder` before its folder entry names it. Raises
+    DocumentPurged for a purged id."""
+    refuse_purged(doc_id)
     _, created = YDoc.objects.get_or_create(
         doc_id=doc_id, defaults={"kind": YDoc.Kind.CONTENT, "folder": folder}
     )
@@ -127,6 +131,9 @@ def _not_ours(folder: Folder, uuids: set[str]) -> dict[str, str]:
     uuid_of = {content_doc_id(folder, uuid): uuid for uuid in uuids}
     reasons: dict[str, str] = {}
     for chunk in _chunks(sorted(uuid_of)):
+        # A purged id is never used again: a client still holding its state would bring the text back.
+        for doc_id in purged_among(chunk):
+            reasons[uuid_of[doc_id]] = "its id names a purged document"
         for doc_id in Document.objects.filter(doc_id__in=chunk).values_list("doc_id", flat=True):
             reasons[uuid_of[doc_id]] = "its id names a document of another folder"
         unowned: list[str] = []

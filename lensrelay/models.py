@@ -71,6 +71,20 @@ class YSnapshot(models.Model):
     updated = models.DateTimeField(default=timezone.now)
 
 
+class PurgedDocument(models.Model):
+    """A tombstone: the id of a document a purge removed for good. The id is never used again, so nothing
+    (a client, a folder entry, an upload, `POST /doc/new`) can bring a purged document back under it."""
+
+    doc_id = models.CharField(max_length=100, unique=True)
+    purged_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "purged document"
+
+    def __str__(self) -> str:
+        return self.doc_id
+
+
 class Folder(models.Model):
     """A shared folder (an Obsidian vault or part of one), backed by a folder document."""
 

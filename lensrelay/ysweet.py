@@ -28,6 +28,7 @@ from lensrelay.http_auth import bearer_token, unauthorized
 from lensrelay.http_limits import body_too_large, read_body
 from lensrelay.models import YDoc, new_doc_id
 from lensrelay.routing import DOC_ID
+from lensrelay.tombstones import PURGED_MESSAGE, DocumentPurged
 from lensrelay.user_content import user_content_response, user_json_response
 
 logger = logging.getLogger(__name__)
@@ -139,7 +140,11 @@ async def new_doc(request: HttpRequest) -> HttpResponse:
         doc_id = new_doc_id()
     if not isinstance(doc_id, str) or not _DOC_ID_RE.fullmatch(doc_id):
         return JsonResponse({"error": "docId must be 1-100 characters of A-Z a-z 0-9 _ . -"}, status=400)
-    await get_store().create(doc_id, YDoc.Kind.STANDALONE)
+    try:
+        await get_store().create(doc_id, YDoc.Kind.STANDALONE)
+    except DocumentPurged:
+        # Never again under this id, not even empty: a client still holding the old state would sync it in.
+        return JsonResponse({"error": PURGED_MESSAGE, "docId": doc_id}, status=409)
     return JsonResponse({"docId": doc_id})
 
 

@@ -14,6 +14,7 @@ from pycrdt import Doc, Text, merge_updates
 
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.models import Document, YDoc, YSnapshot, YUpdate
+from lensrelay.tombstones import refuse_purged
 
 logger = logging.getLogger(__name__)
 
@@ -233,6 +234,15 @@ def announce_folders_changed(*, writer: str) -> None:
     YUpdate.objects.create(doc_id=FOLDERS_CHANGED, data=EMPTY_UPDATE, writer=writer)
 
 
+# A log entry under this id tells every process that documents were purged: each closes the sockets and
+# drops the rooms it still has of them (`lensrelay.purge`).
+DOCUMENTS_PURGED = "lensrelay.documents-purged"
+
+
+def announce_documents_purged(*, writer: str) -> None:
+    YUpdate.objects.create(doc_id=DOCUMENTS_PURGED, data=EMPTY_UPDATE, writer=writer)
+
+
 def last_update_id() -> int:
     return YUpdate.objects.aggregate(m=Max("id"))["m"] or 0
 
@@ -266,6 +276,7 @@ def feed_origin(*, window: int) -> FeedOrigin:
 
 
 def create_ydoc(doc_id: str, kind: str) -> bool:
-    """Register a document id; returns True if it was new."""
+    """Register a document id; returns True if it was new. Raises DocumentPurged for a purged id."""
+    refuse_purged(doc_id)
     _, created = YDoc.objects.get_or_create(doc_id=doc_id, defaults={"kind": kind})
     return created

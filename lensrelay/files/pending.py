@@ -29,6 +29,7 @@ from lensrelay.auth import Access
 from lensrelay.files.blobs import DOC_ID_RE, blob_delete, blob_list, file_storage
 from lensrelay.folder_entries import content_doc_register
 from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
+from lensrelay.tombstones import refuse_purged
 
 # A client uploads one blob and then adds the entry; a few more allow retries of a changed file.
 PENDING_BLOBS_PER_FILE = 4
@@ -70,8 +71,10 @@ def file_doc_register(*, access: Access, doc_id: str) -> None:
 
     A token for one folder registers it for that folder, as `document_create` does; any other token
     leaves it unowned, and the folder whose entry names it first claims it (see `folder_entries`).
-    Raises TooManyPending past `LENSRELAY_MAX_PENDING_FILES` waiting ids for that folder.
+    Raises TooManyPending past `LENSRELAY_MAX_PENDING_FILES` waiting ids for that folder, and
+    DocumentPurged for a purged id: it is never used again.
     """
+    refuse_purged(doc_id)
     folder: Folder | None = None
     if access.folder_ids is not None and len(access.folder_ids) == 1:
         folder = Folder.objects.filter(pk=next(iter(access.folder_ids))).first()

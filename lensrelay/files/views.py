@@ -36,6 +36,7 @@ from lensrelay.files.blobs import (
 from lensrelay.files.kinds import mimetype
 from lensrelay.http_auth import bearer_token, unauthorized
 from lensrelay.http_limits import body_too_large, read_body
+from lensrelay.tombstones import PURGED_MESSAGE, DocumentPurged, document_is_purged
 from lensrelay.user_content import user_content_response, user_content_url
 
 
@@ -45,6 +46,10 @@ def _not_found(doc_id: str) -> JsonResponse:
 
 def _bad_hash() -> JsonResponse:
     return JsonResponse({"error": "hash must be the sha256 of the file: 64 hexadecimal digits."}, status=400)
+
+
+def _purged(doc_id: str) -> JsonResponse:
+    return JsonResponse({"error": PURGED_MESSAGE, "docId": doc_id[:100]}, status=409)
 
 
 def _no_write() -> JsonResponse:
@@ -69,6 +74,8 @@ async def _authorize(
             await sync_to_async(pending.file_doc_register)(access=access, doc_id=doc_id)
         except pending.TooManyPending as exc:
             return access, JsonResponse({"error": str(exc)}, status=429)
+        except DocumentPurged:
+            return access, _purged(doc_id)
         known, folder_id = await sync_to_async(selectors.file_scope)(doc_id)
         if not known:  # registered for no folder: only a token for every folder may use it
             return access, _not_found(doc_id)
@@ -203,6 +210,9 @@ async def upload(request: HttpRequest, doc_id: str) -> HttpResponse:
             {"error": "The uploaded bytes do not match the hash; nothing was stored.", "hash": digest},
             status=400,
         )
+    # A ticket handed out before a purge is still signed: the tombstone decides.
+    if await sync_to_async(document_is_purged)(doc_id):
+        return _purged(doc_id)
     if not await sync_to_async(pending.pending_blob_allowed)(doc_id=doc_id, hash=digest):
         return _too_many_blobs()
     await asyncio.to_thread(blob_put, doc_id=doc_id, data=data)
