@@ -24,6 +24,26 @@ def fill_keys(apps: Any, schema_editor: Any) -> None:
         folder_model.objects.filter(pk=folder.pk).update(name_key=key)
 
 
+# SQLite adds a unique column by rebuilding the table, which drops its triggers: the search generation's
+# (migration 0010) must be put back, or kept search answers would miss folder renames.
+_BUMP = "UPDATE lensrelay_search_generation SET n = n + 1"
+_FOLDER_TRIGGERS = [
+    *(
+        f"CREATE TRIGGER IF NOT EXISTS lensrelay_search_generation_lensrelay_folder_{event.lower()}"
+        f" AFTER {event} ON lensrelay_folder BEGIN {_BUMP}; END"
+        for event in ("INSERT", "DELETE")
+    ),
+    "CREATE TRIGGER IF NOT EXISTS lensrelay_search_generation_lensrelay_folder_update AFTER UPDATE OF id, name"
+    f" ON lensrelay_folder WHEN OLD.id IS NOT NEW.id OR OLD.name IS NOT NEW.name BEGIN {_BUMP}; END",
+]
+
+
+def restore_triggers(apps: Any, schema_editor: Any) -> None:
+    if schema_editor.connection.vendor == "sqlite":
+        for statement in _FOLDER_TRIGGERS:
+            schema_editor.execute(statement)
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("lensrelay", "0011_search_titles"),
@@ -36,4 +56,5 @@ class Migration(migrations.Migration):
             field=models.TextField(editable=False, null=True, unique=True),
         ),
         migrations.RunPython(fill_keys, migrations.RunPython.noop),
+        migrations.RunPython(restore_triggers, migrations.RunPython.noop),
     ]
