@@ -80,9 +80,9 @@ async def fill_random_vectors(store: Any, doc_ids: list[str], seed: int) -> int:
     """Real passages, random unit vectors, written through the real write path."""
     import numpy as np
 
+    from lensrelay.docstore.texts import text_cache
     from lensrelay.semantic.maintain import _split
     from lensrelay.semantic.vectors import EmbeddedPassage, note_rows, passages_write
-    from lensrelay.text.texts import text_cache
 
     rng = np.random.default_rng(seed)
     passages = 0
@@ -262,7 +262,7 @@ async def main(args: argparse.Namespace, workdir: Path) -> None:
         )
 
     # One edited note: one section changed, then every section.
-    from lensrelay.text.texts import text_cache
+    from lensrelay.docstore.texts import text_cache
 
     doc_id = generated[0]
     text = (await text_cache(store).get_many([doc_id]))[doc_id]

@@ -25,8 +25,14 @@ from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.trashdoc import TRASH, is_trashed
 from lensrelay.history import admin_views as history_admin
 from lensrelay.models import ApiToken, Document, Folder
-from lensrelay.text.vaultpath import InvalidPath, normalize_path, validate_folder_name, validate_relative_path
-from lensrelay.vault.folders import folder_create, folder_delete
+from lensrelay.text.vaultpath import (
+    InvalidPath,
+    normalize_path,
+    refuse_trash,
+    validate_folder_name,
+    validate_relative_path,
+)
+from lensrelay.vault.folders import folder_create, folder_delete, folder_name_clash
 from lensrelay.vault.moves import MoveRefused, entry_move, folder_rename
 from lensrelay.vault.trash import (
     DeleteRefused,
@@ -57,11 +63,15 @@ class FolderForm(forms.ModelForm):
         fields = ("name",)
 
     def clean_name(self) -> str:
-        # The same rules as every other way in; folder_create applies them again.
+        # The same rules as every other way in; folder_create and folder_rename apply them again.
         try:
-            return validate_folder_name(normalize_path(self.cleaned_data["name"].strip()))
+            name = validate_folder_name(normalize_path(self.cleaned_data["name"].strip()))
         except InvalidPath as exc:
             raise forms.ValidationError(str(exc)) from exc
+        clash = folder_name_clash(name=name, folder_id=self.instance.pk)
+        if clash is not None:
+            raise forms.ValidationError(clash)
+        return name
 
 
 @admin.register(Folder)
@@ -161,7 +171,8 @@ class DocumentRenameForm(forms.ModelForm):
         if is_trashed(self.instance.path):
             raise forms.ValidationError("It is in the trash: restore it first.")
         try:
-            return validate_relative_path(path)
+            # The move service refuses the trash too; said here, the form shows it as its error.
+            return refuse_trash(validate_relative_path(path))
         except InvalidPath as exc:
             raise forms.ValidationError(str(exc)) from exc
 

@@ -17,12 +17,14 @@ class LensRelayConfig(AppConfig):
         import_module("lensrelay.semantic.models")
 
     def ready(self) -> None:
-        # These modules register document-store listeners (folder mirroring, text cache) on import.
+        # These modules register document-store listeners (folder mirroring, text cache, purged rooms)
+        # on import.
+        from lensrelay.docstore import texts  # noqa: F401
         from lensrelay.history import listen as history_listen  # noqa: F401
         from lensrelay.search import maintain  # noqa: F401
         from lensrelay.semantic import listen  # noqa: F401
-        from lensrelay.text import texts  # noqa: F401
         from lensrelay.vault import (
             backlinks,  # noqa: F401
             folders,  # noqa: F401
+            purge,  # noqa: F401
         )

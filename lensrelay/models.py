@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+from lensrelay.text.vaultpath import folder_name_key
 
 
 def new_doc_id() -> str:
@@ -69,10 +71,29 @@ class YSnapshot(models.Model):
     updated = models.DateTimeField(default=timezone.now)
 
 
+class PurgedDocument(models.Model):
+    """A tombstone: the id of a document a purge removed for good. The id is never used again, so nothing
+    (a client, a folder entry, an upload, `POST /doc/new`) can bring a purged document back under it."""
+
+    doc_id = models.CharField(max_length=100, unique=True)
+    purged_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "purged document"
+
+    def __str__(self) -> str:
+        return self.doc_id
+
+
 class Folder(models.Model):
     """A shared folder (an Obsidian vault or part of one), backed by a folder document."""
 
     name = models.CharField(max_length=255, unique=True)
+    # The name folded as `vaultpath.folder_name_key` does: two folders whose names differ only by case,
+    # Unicode normalisation or spelling would be one folder to links (resolved case-insensitively) and to
+    # Obsidian. Kept by `save` and the rename service; NULL only for a folder that already collided with
+    # an older one when the column was added (see migration 0012): the services still compare its name.
+    name_key = models.TextField(unique=True, null=True, editable=False)
     doc_id = models.CharField(max_length=100, unique=True, default=new_doc_id)
     created = models.DateTimeField(default=timezone.now)
     # The version of the folder document the `Document` rows were last mirrored from: every worker
@@ -84,6 +105,13 @@ class Folder(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.name_key = folder_name_key(self.name)
+        fields = kwargs.get("update_fields")
+        if fields is not None and "name" in fields:
+            kwargs["update_fields"] = {*fields, "name_key"}
+        super().save(*args, **kwargs)
 
 
 class Document(models.Model):

@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "lensrelay.access.csp.AdminCSPMiddleware",
 ]
 
 ROOT_URLCONF = "lensrelay.urls"
@@ -195,12 +196,13 @@ LENSRELAY_MCP_ALLOWED_ORIGINS = [
 # Server-sent notifications (GET /mcp, mcp_tools.notifications): how often each worker's streams look for
 # events made on other workers, the keep-alive comment interval, how long one GET may stay open before
 # the client is asked to reconnect with Last-Event-ID (0: no limit), the `retry` hint for that, and how
-# many events per session are kept for replay.
+# many events per session are kept for replay; and how many resources one session may subscribe to.
 LENSRELAY_MCP_EVENTS_POLL_SECONDS = _env_float("LENSRELAY_MCP_EVENTS_POLL_SECONDS", 0.5)
 LENSRELAY_MCP_STREAM_PING_SECONDS = _env_float("LENSRELAY_MCP_STREAM_PING_SECONDS", 15.0)
 LENSRELAY_MCP_STREAM_MAX_SECONDS = _env_float("LENSRELAY_MCP_STREAM_MAX_SECONDS", 0.0)
 LENSRELAY_MCP_STREAM_RETRY_MS = int(os.environ.get("LENSRELAY_MCP_STREAM_RETRY_MS", "1000"))
 LENSRELAY_MCP_EVENT_LOG_SIZE = int(os.environ.get("LENSRELAY_MCP_EVENT_LOG_SIZE", "500"))
+LENSRELAY_MCP_MAX_SUBSCRIPTIONS = int(os.environ.get("LENSRELAY_MCP_MAX_SUBSCRIPTIONS", "200"))
 # Test configuration only: the conformance suite's fixture tools, resources and prompts, and a role for
 # callers without a token (the suite sends none). Both are off by default.
 LENSRELAY_MCP_CONFORMANCE_FIXTURES = _env_bool("LENSRELAY_MCP_CONFORMANCE_FIXTURES", False)
@@ -215,6 +217,13 @@ LENSRELAY_FILES_DIR = Path(os.environ.get("LENSRELAY_FILES_DIR", DATA_DIR)).reso
 LENSRELAY_MAX_FILE_BYTES = int(os.environ.get("LENSRELAY_MAX_FILE_BYTES", str(64 * 1024 * 1024)))
 # How long an upload or download URL handed to a client stays valid (presigned S3 or signed local URL).
 LENSRELAY_FILE_URL_SECONDS = int(os.environ.get("LENSRELAY_FILE_URL_SECONDS", "900"))
+# download-url hands out links on this origin (e.g. https://files.example.org, a host of its own pointing
+# at this server) so user bytes never share the admin's origin; unset: the request's own host.
+LENSRELAY_USER_CONTENT_ORIGIN = os.environ.get("LENSRELAY_USER_CONTENT_ORIGIN", "").strip()
+# A file id registered (or a blob uploaded) with no folder entry naming it is removed after this long.
+LENSRELAY_UNLINKED_FILE_HOURS = _env_float("LENSRELAY_UNLINKED_FILE_HOURS", 24.0)
+# How many registered file ids may wait for their entry in one folder (or unowned) at once.
+LENSRELAY_MAX_PENDING_FILES = int(os.environ.get("LENSRELAY_MAX_PENDING_FILES", "1000"))
 if LENSRELAY_FILE_STORAGE == "s3":
     _file_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",

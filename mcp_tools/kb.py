@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 from lensrelay.docstore.store import DocStore, get_store
+from lensrelay.docstore.texts import LOAD_BATCH, TextCache, text_bytes, text_cache
 from lensrelay.links.graph import LinkGraph, link_graph
 from lensrelay.links.resolve import LinkTarget
 from lensrelay.search.maintain import search_catch_up
-from lensrelay.text.texts import LOAD_BATCH, TextCache, text_bytes, text_cache
 from lensrelay.vault.paths import DocEntry, PathIndex, path_index
 from mcp_tools.engines.grep import Joined, join_docs
 from mcp_tools.registry import ToolContext, ToolError

@@ -7,6 +7,10 @@ the RFC 6570 way (encoding `/` as `%2F`) reaches the same document as one that k
 
 Scope is the caller's: documents in folders the token does not see are neither listed nor readable, and
 a URI naming one reads exactly like a URI naming nothing.
+
+Many spellings name one document (any character percent-encoded or not, NFD or NFC, `.md` left out);
+`canonical_of` resolves a URI exactly as reading it does and answers the one URI `resources/list` gives
+that document, with its id, so subscriptions are kept once per document whatever the spelling.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from lensrelay.vault.paths import DocEntry
-from mcp_tools.kb import open_kb
+from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolContext, ToolError
 from mcp_tools.resources import InvalidCursor, Resources, register_resource_provider
 
@@ -63,17 +68,27 @@ def _title(entry: DocEntry) -> str:
     return name[:-3] if name.lower().endswith(".md") else name
 
 
-async def _document_at(ctx: ToolContext, uri: str) -> DocEntry | None:
-    """The markdown document a URI names, if the caller may see it."""
+def document_of_uri(kb: KnowledgeBase, ctx: ToolContext, uri: str) -> DocEntry | None:
+    """The markdown document a URI names, if the caller may see it: percent-decoded whole, NFC-normalised
+    and resolved with `.md` optional by the path index, as every tool path is."""
     path = path_of_uri(uri)
     if path is None:
         return None
-    kb = await open_kb()
     try:
         entry = kb.resolve(ctx, path)
     except ToolError:
         return None
     return entry if entry.is_markdown else None
+
+
+async def _document_at(ctx: ToolContext, uri: str) -> DocEntry | None:
+    return document_of_uri(await open_kb(), ctx, uri)
+
+
+@dataclass(frozen=True)
+class CanonicalDocument:
+    uri: str  # the URI `resources/list` gives the document
+    doc_id: str
 
 
 class DocumentResources:
@@ -113,6 +128,11 @@ class DocumentResources:
         """The id of the markdown document the URI names for this caller, or None."""
         entry = await _document_at(ctx, uri)
         return None if entry is None else entry.doc_id
+
+    async def canonical_of(self, ctx: ToolContext, uri: str) -> CanonicalDocument | None:
+        """The document any spelling of a URI names for this caller, as one URI and id; None if none."""
+        entry = await _document_at(ctx, uri)
+        return None if entry is None else CanonicalDocument(document_uri(entry.user_path), entry.doc_id)
 
     def templates(self) -> Resources:
         return [

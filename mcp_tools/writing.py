@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lensrelay.files import is_text_file
+from lensrelay.text.vaultpath import InvalidPath, names_trash, split_user_path, trash_refusal
 from lensrelay.vault.paths import DocEntry
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext, ToolError
@@ -31,9 +32,22 @@ async def require_read(ctx: ToolContext, entry: DocEntry, file_path: str) -> Non
         )
 
 
+def refuse_trash_path(file_path: str) -> None:
+    """A path naming a folder's trash, in any spelling, is refused before anything is looked up or
+    written: nothing is created in the trash, moved to it or changed in it but through the trash service.
+    The refusal depends on the path alone, so it says nothing about what the trash holds."""
+    try:
+        _, relative = split_user_path(file_path.rstrip("/"))
+    except InvalidPath:
+        return  # refused later, with the rule it breaks
+    if names_trash(relative):
+        raise ToolError(f"Error: {trash_refusal(repr(file_path))}.")
+
+
 def writable_entry(ctx: ToolContext, kb: KnowledgeBase, file_path: str) -> DocEntry:
     if not ctx.access.can_suggest:
         raise ToolError("This token is read-only (role view): it cannot propose changes.")
+    refuse_trash_path(file_path)
     entry = kb.resolve(ctx, file_path)
     refuse_binary(entry)
     return entry

@@ -6,6 +6,7 @@ changes are decisions, made through the services (see ``admin_views``).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.contrib import admin
@@ -17,9 +18,11 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from lensrelay.docstore.store import run_on_store
 from suggestions import admin_views, review_page
 from suggestions.filetext import changed_lines
 from suggestions.models import Suggestion
+from suggestions.moving import delete_linking_paths
 from suggestions.permissions import can_review
 
 PREVIEW_CHARS = 40
@@ -210,6 +213,11 @@ class SuggestionAdmin(admin.ModelAdmin):
             extra["note_max_chars"] = admin_views.NOTE_MAX_CHARS
             extra["review_url"] = reverse("admin:suggestions_suggestion_review", args=[suggestion.doc_id])
             extra["no_review_reason"] = review_page.NO_REVIEW_REASON
+            if suggestion.kind == Suggestion.Kind.DELETE and suggestion.is_pending:
+                # All of them, whichever folders the proposing token saw: it was not told of the others.
+                extra["linking"] = run_on_store(
+                    functools.partial(delete_linking_paths, doc_id=suggestion.doc_id)
+                )
         return super().change_view(request, object_id, form_url, extra)
 
     # -- bulk actions ------------------------------------------------------------------------------------

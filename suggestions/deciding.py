@@ -12,7 +12,7 @@ from pycrdt import Text
 from lensrelay.docstore.offsets import text_delete
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, run_on_store
-from lensrelay.text.texts import CONTENTS
+from lensrelay.docstore.texts import CONTENTS
 from lensrelay.vault.paths import path_index
 from suggestions.claims import (
     Claim,

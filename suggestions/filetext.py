@@ -27,9 +27,9 @@ from pycrdt import Doc, Map
 
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.texts import room_text, text_cache
 from lensrelay.files import BlobMissing, blob_put, blob_read, blob_size, is_text_file, stored_as_text
 from lensrelay.files.kinds import extension, mimetype
-from lensrelay.text.texts import room_text, text_cache
 from lensrelay.vault.folders import mirror_folder
 from lensrelay.vault.importexport import replace_text
 from lensrelay.vault.paths import DocEntry
@@ -79,7 +79,7 @@ def _live_hash(store: DocStore, entry: DocEntry) -> str:
     if room is None or not _listed(room.doc, entry.path):
         return ""
     digest = folderdoc.entry_meta(room.doc, path=entry.path).get("hash")
-    return digest if isinstance(digest, str) and folderdoc.SHA256_HEX.match(digest) else ""
+    return digest if isinstance(digest, str) and folderdoc.SHA256_HEX.fullmatch(digest) else ""
 
 
 async def file_content(store: DocStore, entry: DocEntry) -> FileContent:

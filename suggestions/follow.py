@@ -24,7 +24,7 @@ from lensrelay.docstore.offsets import char_index
 from lensrelay.docstore.panics import is_panic
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
-from lensrelay.text.texts import CONTENTS
+from lensrelay.docstore.texts import CONTENTS
 from suggestions.criticmarkup import mark_id, parse
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion

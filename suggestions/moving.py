@@ -43,16 +43,24 @@ async def suggestion_propose_delete(
     force: bool = False,
     comment: str | None = None,
 ) -> Suggestion:
-    """A pending delete (to the trash, once accepted). Refused, nothing recorded, while other notes link
-    to the document, naming those the caller may see, unless `force`."""
+    """A pending delete (to the trash, once accepted). Refused, nothing recorded, while notes the caller
+    may see link to the document, naming them, unless `force`.
+
+    Notes in folders the caller cannot see neither refuse nor are counted: any answer that changed with
+    them would tell the caller they exist. The reviewer sees every linking note in the admin."""
     if not force:
-        linking = await linking_notes(store, doc_ids=[entry.doc_id])
+        linking = await linking_notes(store, doc_ids=[entry.doc_id], access=access)
         if linking:
-            seen = [e.user_path for e in linking if access.sees_folder(e.folder_id)]
-            raise SuggestionError(f"Error: {DeleteRefused(seen, len(linking) - len(seen))}")
+            raise SuggestionError(f"Error: {DeleteRefused([e.user_path for e in linking])}")
     return await suggestion_propose_move_or_delete(
         store=store, entry=entry, proposer=proposer, new_path=None, comment=comment
     )
+
+
+async def delete_linking_paths(store: DocStore, *, doc_id: str) -> list[str]:
+    """For the reviewer of a delete: every note, in any folder, that still links to the document (what
+    the proposing caller was not told about when it could not see them)."""
+    return [e.user_path for e in await linking_notes(store, doc_ids=[doc_id])]
 
 
 # -- which move was asked for ------------------------------------------------------------------------------

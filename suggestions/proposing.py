@@ -19,9 +19,9 @@ from pycrdt import Assoc, StickyIndex, Text
 from lensrelay.docstore.offsets import byte_offset
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.texts import CONTENTS, room_text
 from lensrelay.models import Document, Folder
 from lensrelay.sync.presence import show_assistant
-from lensrelay.text.texts import CONTENTS, room_text
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import DocEntry, path_index
 from suggestions.accepted_view import build_accepted_view
@@ -39,6 +39,7 @@ from suggestions.errors import SuggestionError
 from suggestions.follow import holding
 from suggestions.models import Suggestion
 from suggestions.rewriting import FORGED, RawEdit, apply_raw_edits, plan_comment, plan_suggestion
+from suggestions.signals import suggestion_decided
 
 DELIMITER_REFUSAL = (
     "{which} contains the CriticMarkup delimiter '{delimiter}'. Write plain text: the system handles "
@@ -206,9 +207,17 @@ def _save_suggestion(suggestion: Suggestion, superseded: list[str]) -> Suggestio
     with transaction.atomic():
         suggestion.save()
         if superseded:
-            Suggestion.objects.filter(uid__in=superseded, status=Suggestion.Status.PENDING).update(
-                status=Suggestion.Status.SUPERSEDED, decided_at=timezone.now(), superseded_by=suggestion
-            )
+            pending = Suggestion.objects.filter(uid__in=superseded, status=Suggestion.Status.PENDING)
+            pks = [
+                pk
+                for pk in pending.values_list("pk", flat=True)
+                # One by one, each still pending: a row decided meanwhile is not reported as superseded.
+                if Suggestion.objects.filter(pk=pk, status=Suggestion.Status.PENDING).update(
+                    status=Suggestion.Status.SUPERSEDED, decided_at=timezone.now(), superseded_by=suggestion
+                )
+            ]
+            if pks:  # withdrawn in favour of the new one: its session is told, as of any decision
+                suggestion_decided.send(sender=Suggestion, pks=pks)
     return suggestion
 
 
@@ -313,16 +322,20 @@ async def suggestion_propose_create(
         body += render_comment(comment, meta)
     if content and [m.content for m in parse(body)][:1] != [content]:
         raise SuggestionError(FORGED.format(delimiter=CLOSE_ADDITION))
+    # document_create checks the path (rules, the trash in any spelling, collisions) before anything
+    # reaches the folder document.
     document = await document_create(store=store, folder=folder, path=relative_path, text=body)
     entry = path_index(store).by_doc_id(document.doc_id)
-    assert entry is not None
+    if entry is None:  # the mirror did not admit it: a rule document_create does not know of
+        raise SuggestionError(f"Error: {folder.name}{relative_path} could not be created.")
     row = await store.db(
         _new_row, entry=entry, proposer=proposer, tool="write", kind="create", comment=comment
     )
     row.uid = probe.uid
     row.new_text = content
     room = await store.get(document.doc_id)
-    assert room is not None
+    if room is None:
+        raise SuggestionError(f"Error: {entry.user_path} could not be created.")
     row.hunks = _hunk_records(room, row.uid)
     row.markup = body
     await store.db(_save_suggestion, row, [])

@@ -4,7 +4,8 @@ A version from before a suggestion was made lacks its markup, so restoring it re
 proposed change is no longer offered, and the row must say so rather than wait for a decision that can
 no longer be made. The row becomes rejected, decided by whoever restored, with a note naming the version;
 markup left only in part (the version held a different state of it) makes the row stale, for clean-up.
-Markup the version still holds as proposed leaves its row pending.
+Markup the version still holds as proposed leaves its row pending. Either way the session that proposed
+it hears of it (`suggestion_decided`), as of any decision.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from django.db import transaction
 from django.utils import timezone
 from pycrdt import Text
 
+from lensrelay.docstore.texts import CONTENTS
 from lensrelay.history.restoring import Restoring, on_restore
-from lensrelay.text.texts import CONTENTS
 from suggestions.criticmarkup import mark_id, parse
 from suggestions.follow import holding
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.selectors import pending_rows
+from suggestions.signals import suggestion_decided
 
 
 def restored_outcome(raw: str, suggestion: Suggestion) -> str | None:
@@ -57,6 +59,8 @@ def _settle(outcomes: list[tuple[Suggestion, str]], *, restoring: Restoring) -> 
                 note=notes[status],
             )
             settled += done
+            if done:  # a withdrawal is a decision like any other: the proposing session is told
+                suggestion_decided.send(sender=Suggestion, pks=[suggestion.pk])
             if done and by is not None:
                 LogEntry.objects.log_actions(
                     user_id=by.pk,

@@ -5,5 +5,7 @@ from __future__ import annotations
 from django.dispatch import Signal
 
 # Sent with `pks` (suggestion ids) inside the transaction that records their final decision (accepted,
-# rejected or stale), whoever made it: a reviewer in the admin, an editor removing the markup, a clean-up.
+# rejected, stale or superseded), whoever made it: a reviewer in the admin, an editor removing the markup, a
+# clean-up, a version restore that removed the markup, a later edit that superseded it. Every path that
+# takes a suggestion out of pending sends it, so its session always hears.
 suggestion_decided = Signal()

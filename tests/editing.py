@@ -7,7 +7,7 @@ from typing import Any
 from pycrdt import Text
 
 from lensrelay.docstore.offsets import text_insert
-from lensrelay.text.texts import CONTENTS
+from lensrelay.docstore.texts import CONTENTS
 
 
 async def append_text(store: Any, doc_id: str, value: str) -> None:

@@ -19,7 +19,7 @@ BACKLINKS = "backlinks_v0"
 CONFIG = "folder_config"
 
 FILE_TYPES = frozenset({"folder", "markdown", "canvas", "image", "pdf", "audio", "video", "base", "file"})
-SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")  # fullmatch only: `$` accepts a trailing newline
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def entries(doc: Doc) -> dict[str, FileEntry]:
             continue
         kind = meta.get("type") if meta.get("type") in FILE_TYPES else "file"
         digest = meta.get("hash")
-        digest = digest if isinstance(digest, str) and SHA256_HEX.match(digest) else ""
+        digest = digest if isinstance(digest, str) and SHA256_HEX.fullmatch(digest) else ""
         result[path] = FileEntry(path=path, uuid=meta["id"], type=str(kind), hash=digest)
     return result
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 from pycrdt import Doc, Text, merge_updates
 
 from lensrelay.docstore.panics import failures_logged
+from lensrelay.docstore.tombstones import refuse_purged
 from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
 
 logger = logging.getLogger(__name__)
@@ -225,12 +226,21 @@ def changes_since(
 
 
 # A log entry under this id changes no document: it tells every process to re-read the folder list.
-FOLDERS_CHANGED = "lensrelay.folders-changed"
+FOLDERS_CHANGED = "lensrelay.vault.folders-changed"
 EMPTY_UPDATE = b"\x00\x00"
 
 
 def announce_folders_changed(*, writer: str) -> None:
     YUpdate.objects.create(doc_id=FOLDERS_CHANGED, data=EMPTY_UPDATE, writer=writer)
+
+
+# A log entry under this id tells every process that documents were purged: each closes the sockets and
+# drops the rooms it still has of them (`lensrelay.vault.purge`).
+DOCUMENTS_PURGED = "lensrelay.vault.documents-purged"
+
+
+def announce_documents_purged(*, writer: str) -> None:
+    YUpdate.objects.create(doc_id=DOCUMENTS_PURGED, data=EMPTY_UPDATE, writer=writer)
 
 
 def last_update_id() -> int:
@@ -266,13 +276,16 @@ def feed_origin(*, window: int) -> FeedOrigin:
 
 
 def create_ydoc(doc_id: str, kind: str) -> bool:
-    """Register a document id; returns True if it was new."""
+    """Register a document id; returns True if it was new. Raises DocumentPurged for a purged id."""
+    refuse_purged(doc_id)
     _, created = YDoc.objects.get_or_create(doc_id=doc_id, defaults={"kind": kind})
     return created
 
 
 def content_doc_register(*, folder: Folder, doc_id: str) -> None:
-    """Record a content document created for `folder` before its folder entry names it."""
+    """Record a content document created for `folder` before its folder entry names it. Raises
+    DocumentPurged for a purged id."""
+    refuse_purged(doc_id)
     _, created = YDoc.objects.get_or_create(
         doc_id=doc_id, defaults={"kind": YDoc.Kind.CONTENT, "folder": folder}
     )

@@ -107,6 +107,8 @@ class Room(Generic[Host]):
         # applied from another's log). Work whose result is shared (backlinks written into folder
         # documents, suggestion rows) is done by the process where the change happened, once.
         self.changed_here = False
+        # Set once the document is purged (DocStore.evict): nothing more is logged or sent under its id.
+        self.retired = False
 
     # -- loading ---------------------------------------------------------------------------------------
 
@@ -121,6 +123,13 @@ class Room(Generic[Host]):
         if self._subscription is not None:
             self.doc.unobserve(self._subscription)
             self._subscription = None
+
+    def retire(self) -> None:
+        """The document was purged: drop what waits to be logged and log nothing more (a change someone
+        still makes through a reference to this room is lost, as the document is)."""
+        self.retired = True
+        self._pending.clear()
+        self.close()
 
     # -- changes ---------------------------------------------------------------------------------------
 
@@ -202,6 +211,8 @@ class Room(Generic[Host]):
             await asyncio.sleep(self.store.batch_seconds)
         while self._pending:
             batch, self._pending = self._pending, []
+            if self.retired:
+                break
             logged = [(update, origin) for update, origin in batch if getattr(origin, "persist", True)]
             if logged:
                 self.last_logged_id = await self.store.persist(
@@ -221,7 +232,8 @@ class Room(Generic[Host]):
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
-        self.store.maybe_compact(self)
+        if not self.retired:
+            self.store.maybe_compact(self)
 
     # -- clients ---------------------------------------------------------------------------------------
 

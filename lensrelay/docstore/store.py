@@ -208,6 +208,20 @@ class DocStore:
         assert room is not None
         return room
 
+    async def evict(self, doc_id: str) -> Room | None:
+        """Drop a purged document's room for good: it logs and sends nothing more, and a later `get`
+        finds no stored document. Close its sockets first. Returns the room, once it has finished the
+        batch it was logging (so nothing of it is written after this returns)."""
+        room = self.rooms.pop(doc_id, None)
+        if room is None:
+            return None
+        room.retire()
+        self._compacting.discard(doc_id)
+        if self.peers is not None:
+            await self.peers.leave(doc_id)
+        await room.flushed()
+        return room
+
     def notify_changed(self, room: Room, updates: Sequence[bytes]) -> None:
         for listener in _change_listeners:
             with failures_logged(logger, "change listener %r for %s", listener, room.doc_id):
@@ -344,6 +358,10 @@ class DocStore:
             logger.error("the stored state of %s does not decode", doc_id)
             return 0
         return int(room.doc.get_state() != before)
+
+    def notify_foreign(self, doc_id: str) -> None:
+        """Tell the listeners a document changed outside this process (as the catch-up does)."""
+        self._notify_foreign(doc_id)
 
     def _notify_foreign(self, doc_id: str) -> None:
         for listener in _foreign_listeners:

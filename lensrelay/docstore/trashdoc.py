@@ -17,16 +17,19 @@ from pycrdt import Doc
 
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.folderdoc import FileEntry
+from lensrelay.text.vaultpath import TRASH as TRASH  # re-exported: where the trash is
+from lensrelay.text.vaultpath import is_canonical_trash
 
-TRASH = "/_trash"
 TRASHED_AT = "trashed_at"
 # Set only when the entry could not go to `/_trash/<original path>` (something was trashed there before).
 TRASHED_FROM = "trashed_from"
 
 
 def is_trashed(path: str) -> bool:
-    """Whether a folder-relative path is the trash or inside it."""
-    return path == TRASH or path.startswith(TRASH + "/")
+    """Whether a folder-relative path is the trash or inside it, as the trash service spells it. No other
+    spelling (``/_TRASH``, ``/_Trash``, fullwidth, ...) ever gets in: every way in refuses it (see
+    `lensrelay.text.vaultpath.names_trash`), and the folder-document mirror ignores such entries."""
+    return is_canonical_trash(path)
 
 
 def now_ms() -> int:

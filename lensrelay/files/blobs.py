@@ -16,8 +16,10 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, storages
 
 STORAGE_ALIAS = "lensrelay_files"
-SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-DOC_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+# Always used with fullmatch: `$` also matches before a trailing newline, so `re.match(r"...$")` let
+# "<64 hex>\n" through.
+SHA256_RE = re.compile(r"[0-9a-f]{64}")
+DOC_ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
 class InvalidHash(ValueError):
@@ -45,14 +47,14 @@ def file_storage() -> Storage:
 
 def validate_hash(value: object) -> str:
     """The hash if it is a sha256 in hex (upper case accepted, answered lower case); InvalidHash otherwise."""
-    if not isinstance(value, str) or not SHA256_RE.match(value.lower()):
+    if not isinstance(value, str) or not SHA256_RE.fullmatch(value.lower()):
         raise InvalidHash("hash must be the sha256 of the file: 64 hexadecimal digits")
     return value.lower()
 
 
 def _doc_dir(doc_id: str) -> str:
     # '.' and '..' match the id pattern but would step out of the document's directory.
-    if not DOC_ID_RE.match(doc_id) or doc_id in {".", ".."}:
+    if not DOC_ID_RE.fullmatch(doc_id) or doc_id in {".", ".."}:
         raise ValueError(f"not a document id: {doc_id[:100]!r}")
     return f"files/{doc_id}"
 
@@ -119,7 +121,7 @@ def blob_list(*, doc_id: str) -> list[BlobInfo]:
         return []
     blobs: list[BlobInfo] = []
     for name in names:
-        if not SHA256_RE.match(name):
+        if not SHA256_RE.fullmatch(name):
             continue  # a partial upload or a stranger's file: not a blob
         key = f"{directory}/{name}"
         try:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from lensrelay.access.auth import Access
-from lensrelay.docstore.persistence import content_doc_register
 from lensrelay.files.blobs import DOC_ID_RE
-from lensrelay.models import Document, Folder, YDoc
+from lensrelay.models import Document, YDoc
 
 
 def file_doc_id_valid(doc_id: str) -> bool:
-    return bool(DOC_ID_RE.match(doc_id)) and doc_id not in {".", ".."}
+    return bool(DOC_ID_RE.fullmatch(doc_id)) and doc_id not in {".", ".."}
 
 
 def file_scope(doc_id: str) -> tuple[bool, int | None]:
@@ -22,20 +20,6 @@ def file_scope(doc_id: str) -> tuple[bool, int | None]:
     if ydoc is None or ydoc[0] == YDoc.Kind.FOLDER:
         return False, None
     return True, ydoc[1]
-
-
-def file_doc_register(*, access: Access, doc_id: str) -> None:
-    """Record a file's document id a client uploads to before adding its entry (as Relay clients do).
-
-    A token for one folder registers it for that folder, as `document_create` does; any other token
-    leaves it unowned, and the folder whose entry names it first claims it (see `folder_entries`).
-    """
-    if access.folder_ids is not None and len(access.folder_ids) == 1:
-        folder = Folder.objects.filter(pk=next(iter(access.folder_ids))).first()
-        if folder is not None:
-            content_doc_register(folder=folder, doc_id=doc_id)
-            return
-    YDoc.objects.get_or_create(doc_id=doc_id, defaults={"kind": YDoc.Kind.CONTENT, "folder": None})
 
 
 def file_hash(doc_id: str) -> str:

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core import signing
 from django.urls import reverse
 
+from lensrelay.access.user_content import s3_overrides
 from lensrelay.files.blobs import blob_key, file_storage, validate_hash
 
 _SALT = "lensrelay.files.transfer"
@@ -75,10 +76,16 @@ def upload_url(*, doc_id: str, hash: str, content_type: str, content_length: int
     return url
 
 
-def download_url(*, doc_id: str, hash: str) -> str:
+def download_url(*, doc_id: str, hash: str, content_type: str = "", filename: str = "") -> str:
+    """Where to GET the blob. A presigned S3 URL is signed to answer with the file's own type and the
+    disposition of `lensrelay.access.user_content` (the local route sets those itself)."""
     hash = validate_hash(hash)
     s3 = _s3_storage()
     if s3 is None:
         return _local_url(route="file-download", action="download", doc_id=doc_id, hash=hash)
-    url: str = s3.url(blob_key(doc_id=doc_id, hash=hash), expire=settings.LENSRELAY_FILE_URL_SECONDS)
+    url: str = s3.url(
+        blob_key(doc_id=doc_id, hash=hash),
+        parameters=s3_overrides(content_type=content_type, filename=filename or hash),
+        expire=settings.LENSRELAY_FILE_URL_SECONDS,
+    )
     return url

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import posixpath
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -21,7 +22,9 @@ from django.views.decorators.http import require_http_methods
 from lensrelay.access.auth import Access, aauthenticate_token
 from lensrelay.access.bearer import bearer_token, unauthorized
 from lensrelay.access.limits import body_too_large, read_body
-from lensrelay.files import selectors, transfer
+from lensrelay.access.user_content import user_content_response, user_content_url
+from lensrelay.docstore.tombstones import PURGED_MESSAGE, DocumentPurged, document_is_purged
+from lensrelay.files import pending, selectors, transfer
 from lensrelay.files.blobs import (
     BlobCorrupt,
     BlobMissing,
@@ -45,6 +48,10 @@ def _bad_hash() -> JsonResponse:
     return JsonResponse({"error": "hash must be the sha256 of the file: 64 hexadecimal digits."}, status=400)
 
 
+def _purged(doc_id: str) -> JsonResponse:
+    return JsonResponse({"error": PURGED_MESSAGE, "docId": doc_id[:100]}, status=409)
+
+
 def _no_write() -> JsonResponse:
     return JsonResponse(
         {"error": "This token may not upload or delete files (edit or admin role needed)."}, status=403
@@ -63,7 +70,12 @@ async def _authorize(
         return access, _not_found(doc_id)
     known, folder_id = await sync_to_async(selectors.file_scope)(doc_id)
     if not known and register and access.can_write_live:
-        await sync_to_async(selectors.file_doc_register)(access=access, doc_id=doc_id)
+        try:
+            await sync_to_async(pending.file_doc_register)(access=access, doc_id=doc_id)
+        except pending.TooManyPending as exc:
+            return access, JsonResponse({"error": str(exc)}, status=429)
+        except DocumentPurged:
+            return access, _purged(doc_id)
         known, folder_id = await sync_to_async(selectors.file_scope)(doc_id)
         if not known:  # registered for no folder: only a token for every folder may use it
             return access, _not_found(doc_id)
@@ -72,6 +84,16 @@ async def _authorize(
     if write and not access.can_write_live:
         return access, _no_write()
     return access, None
+
+
+def _too_many_blobs() -> JsonResponse:
+    return JsonResponse(
+        {
+            "error": f"This file has no folder entry yet and already holds {pending.PENDING_BLOBS_PER_FILE} "
+            "uploads; add its entry before uploading another version."
+        },
+        status=429,
+    )
 
 
 def _hash_arg(request: HttpRequest) -> str | None:
@@ -90,6 +112,8 @@ async def upload_url(request: HttpRequest, doc_id: str) -> HttpResponse:
     digest = _hash_arg(request)
     if digest is None:
         return _bad_hash()
+    if not await sync_to_async(pending.pending_blob_allowed)(doc_id=doc_id, hash=digest):
+        return _too_many_blobs()
     raw_length = request.GET.get("content_length")
     length: int | None = None
     if raw_length:
@@ -117,8 +141,17 @@ async def download_url(request: HttpRequest, doc_id: str) -> HttpResponse:
         return _bad_hash()
     if not await asyncio.to_thread(blob_exists, doc_id=doc_id, hash=digest):
         return JsonResponse({"error": f"No file {digest} is stored for {doc_id}."}, status=404)
-    url = await asyncio.to_thread(transfer.download_url, doc_id=doc_id, hash=digest)
-    return JsonResponse({"downloadUrl": request.build_absolute_uri(url)})
+    path = await sync_to_async(selectors.file_path)(doc_id)
+    url = await asyncio.to_thread(
+        transfer.download_url,
+        doc_id=doc_id,
+        hash=digest,
+        content_type=mimetype(path) if path else "application/octet-stream",
+        filename=posixpath.basename(path),
+    )
+    return JsonResponse(
+        {"downloadUrl": user_content_url(relative=url, absolute=request.build_absolute_uri(url))}
+    )
 
 
 async def _ticket_or_token(request: HttpRequest, doc_id: str, *, action: str) -> JsonResponse | None:
@@ -177,6 +210,11 @@ async def upload(request: HttpRequest, doc_id: str) -> HttpResponse:
             {"error": "The uploaded bytes do not match the hash; nothing was stored.", "hash": digest},
             status=400,
         )
+    # A ticket handed out before a purge is still signed: the tombstone decides.
+    if await sync_to_async(document_is_purged)(doc_id):
+        return _purged(doc_id)
+    if not await sync_to_async(pending.pending_blob_allowed)(doc_id=doc_id, hash=digest):
+        return _too_many_blobs()
     await asyncio.to_thread(blob_put, doc_id=doc_id, data=data)
     return JsonResponse({"ok": True, "hash": digest, "size": len(data)})
 
@@ -195,7 +233,11 @@ async def download(request: HttpRequest, doc_id: str) -> HttpResponse:
     except BlobCorrupt:
         return JsonResponse({"error": "The stored file does not match its hash."}, status=502)
     path = await sync_to_async(selectors.file_path)(doc_id)
-    response = HttpResponse(data, content_type=mimetype(path) if path else "application/octet-stream")
+    response = user_content_response(
+        data=data,
+        content_type=mimetype(path) if path else "application/octet-stream",
+        filename=posixpath.basename(path) or digest,
+    )
     response["ETag"] = f'"{digest}"'
     # Content-addressed: these bytes never change.
     response["Cache-Control"] = "private, max-age=31536000, immutable"

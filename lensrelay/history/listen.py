@@ -16,6 +16,7 @@ from lensrelay.docstore import persistence
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
+from lensrelay.docstore.tombstones import documents_purged
 from lensrelay.history import recording
 from lensrelay.history.models import DocVersion
 
@@ -71,3 +72,11 @@ def quiet_for(store: DocStore) -> _Quiet:
 def _edited(room: Room, updates: Sequence[bytes]) -> None:
     if room.kind in recording.VERSIONED_KINDS and room.changed_here:
         quiet_for(room.store).edited(room.doc_id, logged_id=room.last_logged_id)
+
+
+def _purged(sender: object, *, doc_ids: list[str], **kwargs: object) -> None:
+    # A purge leaves no text of a note anywhere: its versions go with its log and snapshots.
+    DocVersion.objects.filter(doc_id__in=doc_ids).delete()
+
+
+documents_purged.connect(_purged, dispatch_uid="lensrelay.history.listen.documents_purged")

@@ -28,6 +28,7 @@ from django.db.models import QuerySet
 from lensrelay.docstore import persistence
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change, on_foreign
+from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.models import Document
 from lensrelay.search.index import (
@@ -37,7 +38,6 @@ from lensrelay.search.index import (
     search_stale,
 )
 from lensrelay.search.rows import IndexedDocument, document_title
-from lensrelay.text.texts import text_cache, view_of
 
 logger = logging.getLogger(__name__)
 

@@ -19,6 +19,7 @@ from django.conf import settings
 
 from lensrelay.docstore.later import LaterBatch, Once
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.search.rows import document_title
 from lensrelay.semantic.config import configured_model
 from lensrelay.semantic.embedder import embed_passages
@@ -33,7 +34,6 @@ from lensrelay.semantic.vectors import (
     reusable_vectors,
     stale_notes,
 )
-from lensrelay.text.texts import text_cache, view_of
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,8 @@ Plain daphne reads no Django setting for its WebSocket limits and drops any mess
 TCP connection: y-websocket then reconnects and resends the same update forever. Here daphne's limit is
 LENSRELAY_MAX_FRAME_BYTES, and a message over it is closed with 4413 and a reason, which stops the client.
 HTTP requests skip Twisted's form parsing (daphne never uses it) and report a lost connection straight to
-the handler (`lensrelay.server.disconnect`).
+the handler (`lensrelay.server.disconnect`). A socket the application closes gets its reason too (daphne
+sends the code alone), so a client can say why: "document purged", "unknown document".
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pprint import pformat
 from typing import Any
 
 APPLICATION = "lensrelay.asgi:application"
+# A close frame's payload is at most 125 bytes, two of them the code.
+MAX_CLOSE_REASON_BYTES = 123
 
 
 def accepts_first(path: str) -> bool:
@@ -118,6 +121,17 @@ def _limited_server_class() -> type:
                 receiver(payload, None)
             else:
                 receiver(None, payload.decode("utf8"))
+
+        def handle_reply(self, message: dict[str, Any]) -> None:
+            if message.get("type") == "websocket.close" and self.state != self.STATE_CONNECTING:
+                # daphne closes without the application's reason; y-websocket clients report it ("closed"
+                # event), and a reason such as "document purged" tells the person why editing stopped.
+                reason = str(message.get("reason") or "").encode()[:MAX_CLOSE_REASON_BYTES]
+                self.sendClose(
+                    code=message.get("code") or 1000, reason=reason.decode(errors="ignore") or None
+                )
+                return
+            super().handle_reply(message)
 
         def _max_message_size_exceeded(self, msg_size: int, max_msg_size: int, reason: str) -> None:
             # autobahn's hook for a message over the limit, called before its payload is read.

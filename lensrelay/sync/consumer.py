@@ -20,6 +20,7 @@ from lensrelay.access.auth import Access, access_for_user, authenticate_token
 from lensrelay.access.liveaccess import access_watch
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store, keep_connection_healthy
+from lensrelay.docstore.tombstones import CLOSE_DOCUMENT_PURGED, PURGED_REASON, document_is_purged
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.protocol.wire import MalformedFrame, Reader
@@ -134,6 +135,9 @@ class SyncConsumer(AsyncWebsocketConsumer):
         # A document of a folder the token may not see is refused exactly like one that does not exist
         # (same code, same reason, same wait), so ids of other folders cannot be probed.
         visible, folder_id = await self._visible(doc_id, access, first=scope)
+        if visible is None:
+            await self.close(code=CLOSE_DOCUMENT_PURGED, reason=PURGED_REASON)
+            return
         if not visible:
             await self.close(code=CLOSE_UNKNOWN_DOC, reason="unknown document")
             return
@@ -176,15 +180,22 @@ class SyncConsumer(AsyncWebsocketConsumer):
 
     async def _visible(
         self, doc_id: str, access: Access, *, first: tuple[bool, int | None] | None = None
-    ) -> tuple[bool, int | None]:
-        """Whether the token may open the document, and the document's folder (`first`: the scope
-        already looked up, if it was)."""
+    ) -> tuple[bool | None, int | None]:
+        """Whether the token may open the document (None: it was purged), and the document's folder
+        (`first`: the scope already looked up, if it was)."""
         deadline = asyncio.get_running_loop().time() + UNKNOWN_DOC_GRACE_SECONDS
+        asked_purged = False
         while True:
             known, folder_id = first if first is not None else await sync_to_async(doc_scope)(doc_id)
             first = None
             if known and access.sees_folder(folder_id):
                 return True, folder_id
+            if not known and not asked_purged:
+                # Said for every token alike: a purged id belongs to no folder any more and holds nothing,
+                # and waiting for a mirror to name it is pointless (no entry may name it again).
+                asked_purged = True
+                if await sync_to_async(document_is_purged)(doc_id):
+                    return None, None
             if asyncio.get_running_loop().time() >= deadline:
                 return False, None
             await folder_settled()

@@ -17,8 +17,8 @@ from pycrdt import Assoc, StickyIndex, Text
 
 from lensrelay.docstore.offsets import byte_offset
 from lensrelay.docstore.room import Room
+from lensrelay.docstore.texts import CONTENTS
 from lensrelay.protocol import wire
-from lensrelay.text.texts import CONTENTS
 
 PRESENCE_SECONDS = 4.0
 ASSISTANT_COLOR = "#7e57c2"

@@ -16,8 +16,10 @@ from django.views.decorators.http import require_GET, require_POST
 from lensrelay.access.auth import Access, aauthenticate_token
 from lensrelay.access.bearer import bearer_token, unauthorized
 from lensrelay.access.limits import body_too_large, read_body
+from lensrelay.access.user_content import user_content_response, user_json_response
 from lensrelay.docstore.room import Origin, Room
 from lensrelay.docstore.store import get_store
+from lensrelay.docstore.tombstones import PURGED_MESSAGE, DocumentPurged
 from lensrelay.history.selectors import (
     version_get,
     version_summary,
@@ -31,7 +33,7 @@ from lensrelay.vault.folders import doc_scope
 
 logger = logging.getLogger(__name__)
 
-_DOC_ID_RE = regex.compile(rf"^{DOC_ID}$")
+_DOC_ID_RE = regex.compile(DOC_ID)  # fullmatch: `$` would accept a trailing newline
 
 
 async def _authorize(
@@ -57,7 +59,9 @@ async def as_update(request: HttpRequest, doc_id: str) -> HttpResponse:
         return error
     assert room is not None
     await room.flushed()
-    return HttpResponse(room.state_update(), content_type="application/octet-stream")
+    return user_content_response(
+        data=room.state_update(), content_type="application/octet-stream", filename=f"{doc_id}.ydoc"
+    )
 
 
 @csrf_exempt
@@ -105,10 +109,12 @@ async def version(request: HttpRequest, doc_id: str, version_id: str) -> HttpRes
     if found is None:
         return JsonResponse({"error": f"Version not found: {version_id}"}, status=404)
     if request.GET.get("format") == "update":
-        return HttpResponse(bytes(found.state), content_type="application/octet-stream")
+        return user_content_response(
+            data=bytes(found.state), content_type="application/octet-stream", filename=f"{doc_id}.ydoc"
+        )
     newest = await sync_to_async(versions_of)(doc_id=doc_id)
     summary = version_summary(found, latest=bool(newest) and newest[0].pk == found.pk)
-    return JsonResponse({**summary, "text": version_text(found)})
+    return user_json_response({**summary, "text": version_text(found)})
 
 
 @csrf_exempt
@@ -132,9 +138,13 @@ async def new_doc(request: HttpRequest) -> HttpResponse:
     doc_id = body.get("docId") if isinstance(body, dict) else None
     if doc_id is None:
         doc_id = new_doc_id()
-    if not isinstance(doc_id, str) or not _DOC_ID_RE.match(doc_id):
+    if not isinstance(doc_id, str) or not _DOC_ID_RE.fullmatch(doc_id):
         return JsonResponse({"error": "docId must be 1-100 characters of A-Z a-z 0-9 _ . -"}, status=400)
-    await get_store().create(doc_id, YDoc.Kind.STANDALONE)
+    try:
+        await get_store().create(doc_id, YDoc.Kind.STANDALONE)
+    except DocumentPurged:
+        # Never again under this id, not even empty: a client still holding the old state would sync it in.
+        return JsonResponse({"error": PURGED_MESSAGE, "docId": doc_id}, status=409)
     return JsonResponse({"docId": doc_id})
 
 

@@ -1,1 +1,2 @@
-"""Text helpers: texts in memory, lines, storable Unicode, path grammar, frontmatter and wikilink syntax."""
+"""Pure text rules, below everything else (the models use them too): lines, storable Unicode, path grammar
+and name folding, frontmatter and wikilink syntax. Nothing here knows Django or the document store."""

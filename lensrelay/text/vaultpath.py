@@ -13,6 +13,12 @@ case-folding and NFC (Obsidian on macOS and Windows cannot hold both).
 
 Stored paths are strict (a non-NFC entry is refused); what a person or an assistant types is
 normalised to NFC first (``normalize_path``), since they cannot see the difference.
+
+Two rules compare names under a looser folding (``name_key``: percent-decoded, NFKC, case-folded,
+invisible format characters dropped, trailing dots and spaces ignored), since each spelling it merges
+looks like, or is opened by some client as, the same name: ``_trash`` as a folder's first segment is
+reserved for the trash in every such spelling (``names_trash``), and two shared folders may not have
+names with the same key.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from urllib.parse import unquote
 
 MAX_PATH_CHARS = 1024
 MAX_SEGMENT_BYTES = 255
@@ -29,6 +36,15 @@ _CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Characters that make a name display differently from what it is.
 _INVISIBLE_CHARS = re.compile(r"[\u202a-\u202e\u2066-\u2069\ufeff]")
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
+# The trash of a folder, as the trash service writes it (lens-relay's spelling). Every other spelling of
+# it is refused at every way in (see `names_trash`).
+TRASH = "/_trash"
+TRASH_NAME = TRASH[1:]
+# Percent-decoding is applied until nothing changes, at most this often ("%255F" is "%5F" is "_").
+_DECODE_ROUNDS = 4
+_TRAILING = ". "
 
 
 class InvalidPath(ValueError):
@@ -51,6 +67,62 @@ def normalize_path(path: str) -> str:
 def fold_key(path: str) -> str:
     """Two paths with the same key cannot live side by side on macOS or Windows."""
     return normalize_path(path).casefold()
+
+
+def name_key(name: str) -> str:
+    """The form under which two names are the same name to someone reading or opening them.
+
+    Percent-decoded (a path may arrive URL-encoded), NFKC (compatibility forms: fullwidth letters,
+    ligatures, mathematical letters) and case-folded, then NFKC again (folding can denormalise),
+    without invisible format characters (zero-width spaces and joiners, soft hyphens)
+    and without trailing dots and spaces (Windows drops them: ``_trash.`` opens ``_trash``).
+    """
+    for _ in range(_DECODE_ROUNDS):
+        decoded = unquote(name) if "%" in name else name
+        if decoded == name:
+            break
+        name = decoded
+    # Invisible characters go first: one between a letter and its accent would keep them apart.
+    visible = "".join(c for c in name if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold()).rstrip(_TRAILING)
+
+
+def names_trash(path: str) -> bool:
+    """Whether a path (folder-relative ``/_trash/x.md``, or a bare first name) is the trash or inside it
+    in any spelling that folds to ``_trash`` (see `name_key`): reserved for the trash service."""
+    first = path.lstrip("/").split("/", 1)[0]
+    if first.isascii() and "%" not in first:
+        # The common case, on every entry of every folder the mirror reads: plain ASCII folds by case.
+        return first.rstrip(_TRAILING).lower() == TRASH_NAME
+    # Decoded and folded, then split again: "%2F" and a fullwidth solidus become separators too.
+    folded = name_key(first).lstrip("/").split("/", 1)[0]
+    return folded.rstrip(_TRAILING) == TRASH_NAME
+
+
+def is_canonical_trash(path: str) -> bool:
+    """Whether a folder-relative path is the trash or inside it, spelled as the trash service spells it."""
+    return path == TRASH or path.startswith(TRASH + "/")
+
+
+def trash_refusal(shown: str) -> str:
+    """Why nothing may be created at, or moved to, a path that `names_trash`; `shown` names it."""
+    return (
+        f"{shown} is in the folder's trash: '{TRASH_NAME}' is reserved for it in every spelling (letter "
+        "case, Unicode compatibility forms, percent-encoding, trailing dots or spaces), and nothing can be "
+        "created in it or moved to it but by deleting (restore brings a document back)"
+    )
+
+
+def refuse_trash(path: str, *, shown: str | None = None) -> str:
+    """Raise InvalidPath when `path` names the trash in any spelling; return it unchanged."""
+    if names_trash(path):
+        raise InvalidPath(trash_refusal(shown if shown is not None else _shown(path)))
+    return path
+
+
+def folder_name_key(name: str) -> str:
+    """Two shared folders whose names have the same key cannot both exist (see `name_key`)."""
+    return name_key(name)
 
 
 def _check_characters(path: str, *, what: str) -> None:
@@ -170,13 +242,19 @@ class FolderPaths:
         for path, kind in entries:
             self.add(path, kind)
 
-    def check(self, path: str, *, type: str = "markdown", replacing: str | None = None) -> str:
+    def check(
+        self, path: str, *, type: str = "markdown", replacing: str | None = None, trash: bool = False
+    ) -> str:
         """Validate ``path`` as a new entry of this folder; return it unchanged.
 
         ``replacing`` names an entry that goes away at the same time (a rename), so renaming a
-        document to a different case of its own name is allowed.
+        document to a different case of its own name is allowed. The trash is refused in every
+        spelling; with ``trash`` (the folder-document mirror, where the trash lives) its own spelling,
+        ``/_trash``, is admitted.
         """
         validate_relative_path(path)
+        if names_trash(path) and not (trash and is_canonical_trash(path)):
+            raise InvalidPath(trash_refusal(f"path {_shown(path)}"))
         key = fold_key(path)
         gone = fold_key(replacing) if replacing is not None else None
         clash = self._entries.get(key)

@@ -10,8 +10,8 @@ from lensrelay.docstore import folderdoc
 from lensrelay.docstore.later import Later
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
+from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.links.graph import link_graph
-from lensrelay.text.texts import text_cache, view_of
 from lensrelay.vault.paths import path_index
 
 DEBOUNCE_SECONDS = 1.0

@@ -12,9 +12,8 @@ from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.persistence import content_doc_register
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
-from lensrelay.docstore.trashdoc import TRASH, is_trashed
 from lensrelay.models import Document, Folder, YDoc
-from lensrelay.text.vaultpath import FolderPaths, InvalidPath
+from lensrelay.text.vaultpath import FolderPaths, refuse_trash
 from lensrelay.vault.folders import content_doc_id, mirror_folder
 from lensrelay.vault.importexport import CONTENTS
 from lensrelay.vault.trash import documents_trash
@@ -49,8 +48,8 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
 
 
 def _check_free(folder_room: Room, *, folder: Folder, path: str) -> None:
-    if is_trashed(path):
-        raise InvalidPath(f"{folder.name}{TRASH} is the folder's trash: nothing can be created in it")
+    # First, so a refusal never says whether something is in the trash.
+    refuse_trash(path, shown=f"{folder.name}{path}")
     if path in folderdoc.entries(folder_room.doc):
         raise FileExistsError(f"{folder.name}{path} already exists")
     folder_paths(folder_room).check(path, type="markdown")

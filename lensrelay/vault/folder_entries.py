@@ -2,7 +2,8 @@
 
 Anyone who may edit a folder document can write any entry into it, so the mirror trusts nothing in it.
 An entry is mirrored into a `Document` row only when its id is a uuid naming content of this folder
-(new, or created here before), and its path passes the path rules against the folder's other entries.
+(new, or created here before, and never purged), and its path passes the path rules against the folder's
+other entries.
 Everything else is ignored and logged: it never moves, creates or reveals a row, and never breaks the
 mirror (so a hostile entry cannot stop the folder's legitimate changes either).
 """
@@ -15,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import TypeVar
 
 from lensrelay.docstore.folderdoc import FileEntry
+from lensrelay.docstore.tombstones import purged_among
 from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
 from lensrelay.text.vaultpath import FolderPaths, InvalidPath, fold_key
 
@@ -22,7 +24,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+# fullmatch only: `$` would accept a trailing newline.
+UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _LOGGED_LIMIT = 10_000
 _logged: set[tuple[int, str, str]] = set()
 
@@ -44,7 +47,7 @@ def admissible_entries(
     ignored: dict[str, str] = {}
     shaped: list[FileEntry] = []
     for path, entry in entries.items():
-        if UUID_RE.match(entry.uuid) is None:
+        if UUID_RE.fullmatch(entry.uuid) is None:
             ignored[path] = f"its id {entry.uuid[:60]!r} is not a uuid"
         else:
             shaped.append(entry)
@@ -66,7 +69,8 @@ def admissible_entries(
             ignored[entry.path] = "its id is already used by another entry of this folder"
             continue
         try:
-            paths.check(entry.path, type=entry.type)
+            # Trash moves keep the trash's own spelling; any other spelling of it is not the trash.
+            paths.check(entry.path, type=entry.type, trash=True)
         except InvalidPath as exc:
             ignored[entry.path] = str(exc)
             continue
@@ -116,6 +120,9 @@ def _not_ours(folder: Folder, uuids: set[str]) -> dict[str, str]:
     uuid_of = {content_doc_id(folder, uuid): uuid for uuid in uuids}
     reasons: dict[str, str] = {}
     for chunk in _chunks(sorted(uuid_of)):
+        # A purged id is never used again: a client still holding its state would bring the text back.
+        for doc_id in purged_among(chunk):
+            reasons[uuid_of[doc_id]] = "its id names a purged document"
         for doc_id in Document.objects.filter(doc_id__in=chunk).values_list("doc_id", flat=True):
             reasons[uuid_of[doc_id]] = "its id names a document of another folder"
         unowned: list[str] = []

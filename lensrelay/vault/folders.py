@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 from pycrdt import Doc
@@ -24,7 +24,7 @@ from lensrelay.docstore.store import DocStore, get_store, on_change, on_load
 from lensrelay.models import Document, Folder, YDoc
 from lensrelay.search.maintain import search_folder_changed
 from lensrelay.semantic.listen import semantic_folder_changed
-from lensrelay.text.vaultpath import normalize_path, validate_folder_name
+from lensrelay.text.vaultpath import folder_name_key, normalize_path, validate_folder_name
 from lensrelay.vault.folder_entries import admissible_entries, claim_content_docs, content_doc_id
 from lensrelay.vault.paths import path_index
 
@@ -38,13 +38,46 @@ folder_documents_changed = Signal()
 MARKDOWN = "markdown"
 
 
+class FolderNameTaken(ValueError):
+    """A folder name equal to an existing folder's once folded; the message names that folder."""
+
+
+def folder_name_clash(*, name: str, folder_id: int | None = None) -> str | None:
+    """Why `name` cannot be a folder's name (it is, folded, the name of a folder other than
+    `folder_id`), or None. Every folder's name is compared, so folders that collided before the
+    folded names were kept (their `name_key` is NULL) count too."""
+    key = folder_name_key(name)
+    others = Folder.objects.exclude(pk=folder_id) if folder_id is not None else Folder.objects.all()
+    for other in others.values_list("name", flat=True):
+        if other == name:
+            return f"A folder named {name} already exists."
+        if folder_name_key(other) == key:
+            return (
+                f"A folder named {other} already exists, and {name} differs from it only by letter case, "
+                "Unicode normalisation, percent-encoding or trailing dots and spaces: links (which resolve "
+                "case-insensitively) and Obsidian could not tell the two apart."
+            )
+    return None
+
+
 def folder_create(*, name: str) -> Folder:
-    """Create a folder and its folder document (filemeta_v0, docs, backlinks_v0, folder_config)."""
+    """Create a folder and its folder document (filemeta_v0, docs, backlinks_v0, folder_config).
+
+    Raises InvalidPath for a name breaking the path rules, FolderNameTaken for one that folds to an
+    existing folder's name (see `folder_name_clash`)."""
     name = validate_folder_name(normalize_path(name.strip()))
     doc: Doc[Any] = Doc()
     folderdoc.init_folder_doc(doc, name=name)
     with transaction.atomic():
-        folder = Folder.objects.create(name=name)
+        clash = folder_name_clash(name=name)
+        if clash is not None:
+            raise FolderNameTaken(clash)
+        try:
+            # A savepoint: a name taken meanwhile by another process leaves this transaction usable.
+            with transaction.atomic():
+                folder = Folder.objects.create(name=name)
+        except IntegrityError:
+            raise FolderNameTaken(folder_name_clash(name=name) or f"A folder named {name} exists.") from None
         YDoc.objects.create(doc_id=folder.doc_id, kind=YDoc.Kind.FOLDER)
         persistence.append_update(folder.doc_id, doc.get_update(), is_content=False, writer="folder_create")
     return folder

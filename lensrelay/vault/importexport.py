@@ -24,14 +24,21 @@ from lensrelay.docstore.firstupdate import text_update
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.texts import text_cache
 from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.files.blobs import blob_put, sha256_hex
 from lensrelay.files.content import BlobMissing, attachment_bytes
 from lensrelay.files.kinds import MARKDOWN, blob_entry_meta, file_kind, stored_as_text
 from lensrelay.models import Document, Folder, YDoc
-from lensrelay.text.texts import text_cache
 from lensrelay.text.unicode_text import UnencodableText, refuse_unencodable
-from lensrelay.text.vaultpath import FolderPaths, InvalidPath, normalize_path, validate_relative_path
+from lensrelay.text.vaultpath import (
+    FolderPaths,
+    InvalidPath,
+    names_trash,
+    normalize_path,
+    trash_refusal,
+    validate_relative_path,
+)
 from lensrelay.vault.folders import content_doc_id, folder_create, mirror_folder, mirror_for
 
 logger = logging.getLogger(__name__)
@@ -99,6 +106,10 @@ def _scan(root: Path, report: ImportReport) -> tuple[list[str], dict[str, Scanne
             except UnencodableText as exc:
                 dirnames.remove(name)  # and everything under it
                 report.skipped.append(str(exc))
+                continue
+            if rel_dir == Path(".") and names_trash(name):
+                dirnames.remove(name)  # the trash is the server's: no file of a vault lands in it
+                report.skipped.append(f"/{name} ({trash_refusal('it')})")
         if rel_dir != Path("."):
             folders.append(normalize_path("/" + rel_dir.as_posix()))
         for name in sorted(filenames):

@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pycrdt import Text
 
@@ -26,21 +26,23 @@ from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
-from lensrelay.docstore.trashdoc import TRASH, is_trashed
+from lensrelay.docstore.texts import CONTENTS, room_text, text_cache
 from lensrelay.links.resolve import LinkIndex, LinkTarget, match_key
 from lensrelay.links.rewrite import Relocation, TextEdit
 from lensrelay.models import Document, Folder, YDoc
-from lensrelay.text.texts import CONTENTS, room_text, text_cache
 from lensrelay.text.vaultpath import (
     FolderPaths,
     InvalidPath,
+    folder_name_key,
+    names_trash,
     normalize_path,
+    trash_refusal,
     validate_folder_name,
     validate_relative_path,
 )
 from lensrelay.vault.backlinks import backlink_indexer
 from lensrelay.vault.folder_entries import relay_prefix
-from lensrelay.vault.folders import mirror_folder
+from lensrelay.vault.folders import folder_name_clash, mirror_folder
 from lensrelay.vault.paths import DocEntry, path_index
 
 
@@ -113,8 +115,8 @@ def plan_move(
         validate_relative_path(new)
     except InvalidPath as exc:
         raise MoveRefused(f"Invalid target: {exc}.") from None
-    if is_trashed(new):
-        raise MoveRefused(f"Invalid target: {target_name}{TRASH} is the trash; delete or restore instead.")
+    if names_trash(new):
+        raise MoveRefused(f"Invalid target: {trash_refusal(target_name + new)}.")
     moving = _sources(source_entries, old, folder=folder, shown=f"{source_name}{old}")
     if same_folder and new == old:
         raise MoveRefused(f"{source_name}{old} is already there.")
@@ -329,9 +331,17 @@ async def _move_entries(
 
 def _rename_folder_row(*, folder_id: int, name: str) -> None:
     with transaction.atomic():
-        if Folder.objects.filter(name=name).exclude(pk=folder_id).exists():
-            raise MoveRefused(f"A folder named {name} already exists.")
-        Folder.objects.filter(pk=folder_id).update(name=name)
+        # Checked again in the transaction that writes it (another worker may have taken the name);
+        # the unique `name_key` column stops any writer that skips this check.
+        Folder.objects.select_for_update().filter(pk=folder_id).first()
+        clash = folder_name_clash(name=name, folder_id=folder_id)
+        if clash is not None:
+            raise MoveRefused(clash)
+        try:
+            with transaction.atomic():
+                Folder.objects.filter(pk=folder_id).update(name=name, name_key=folder_name_key(name))
+        except IntegrityError:  # taken by another process since the check
+            raise MoveRefused(folder_name_clash(name=name, folder_id=folder_id) or "Name taken.") from None
         # Every process's path index re-reads the folder list (and the renamed folder's paths).
         persistence.announce_folders_changed(writer="folder_rename")
 
@@ -352,8 +362,11 @@ async def folder_rename(store: DocStore, *, folder_id: int, name: str) -> MoveRe
         old_name = index.folders[folder_id][0]
         if old_name == name:
             raise MoveRefused(f"{name} is already its name.")
-        if any(other == name for fid, (other, _) in index.folders.items() if fid != folder_id):
-            raise MoveRefused(f"A folder named {name} already exists.")
+        # A name equal to another folder's but for case or spelling would retarget the links that are
+        # rewritten to it (they resolve case-insensitively): such a rename is refused, nothing changed.
+        clash = await store.db(folder_name_clash, name=name, folder_id=folder_id)
+        if clash is not None:
+            raise MoveRefused(clash)
         markdown = [e for e in index.all_entries() if e.is_markdown]
         relocation = Relocation(
             LinkIndex(e.link_target for e in markdown),

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from lensrelay.access.auth import Access
 from lensrelay.docstore import folderdoc, trashdoc
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.links.graph import link_graph
 from lensrelay.models import Document
-from lensrelay.text.texts import text_cache, view_of
 from lensrelay.vault.backlinks import backlink_indexer
 from lensrelay.vault.folders import mirror_folder
 from lensrelay.vault.moves import MoveRefused, moves_lock, plan_move
@@ -29,14 +29,16 @@ from lensrelay.vault.paths import DocEntry, path_index
 
 
 class DeleteRefused(ValueError):
-    """A delete refused because other notes link to what would be deleted; nothing was changed."""
+    """A delete refused because other notes link to what would be deleted; nothing was changed.
 
-    def __init__(self, linking: list[str], hidden: int = 0) -> None:
-        self.linking, self.hidden = linking, hidden
-        shown = ", ".join(linking)
-        more = f"{' and ' if linking else ''}{hidden} note(s) in folders you cannot see" if hidden else ""
+    `linking` names only notes the caller may see: a note in a folder it cannot see neither blocks its
+    delete nor is counted, so a refusal (and its wording) never tells it that such a note exists.
+    """
+
+    def __init__(self, linking: list[str]) -> None:
+        self.linking = linking
         super().__init__(
-            f"Refused: {shown}{more} still link to it; delete with force to do it anyway "
+            f"Refused: {', '.join(linking)} still link to it; delete with force to do it anyway "
             "(the links stay in their text, and work again after a restore)."
         )
 
@@ -51,13 +53,23 @@ class TrashReport:
     linking: list[str] = field(default_factory=list)  # notes that link into it (deleted with force)
 
 
-async def linking_notes(store: DocStore, *, doc_ids: Collection[str]) -> list[DocEntry]:
+async def linking_notes(
+    store: DocStore, *, doc_ids: Collection[str], access: Access | None = None
+) -> list[DocEntry]:
     """Markdown notes, other than `doc_ids`, with a link resolving to one of `doc_ids` (among all
-    folders' notes, as links resolve for a token that sees everything)."""
+    folders' notes, as links resolve for a token that sees everything; with `access`, among the notes it
+    sees and resolved as its own links resolve, so no note it cannot see changes the answer)."""
     index = path_index(store)
     await index.ensure()
-    notes = [e for e in index.all_entries() if e.is_markdown]
-    graph = link_graph(store, frozenset(e.link_target for e in notes), scope="trash:everything")
+    notes = [
+        e
+        for e in index.all_entries()
+        if e.is_markdown and (access is None or access.sees_folder(e.folder_id))
+    ]
+    scope = (
+        "trash:everything" if access is None or access.folder_ids is None else ("trash", access.folder_ids)
+    )
+    graph = link_graph(store, frozenset(e.link_target for e in notes), scope=scope)
     wanted = {e.link_target for d in doc_ids if (e := index.by_doc_id(d)) is not None}
     if not wanted:
         return []
@@ -89,8 +101,8 @@ async def documents_trash(
     """Move documents (and sub-folders with everything in them) to their folders' trash.
 
     Raises DeleteRefused, changing nothing, when notes outside what is deleted link into it and not
-    `force`; with `access`, linking notes in folders it cannot see are counted, not named. Documents
-    already in the trash or gone are skipped.
+    `force`; with `access`, only linking notes in folders it sees refuse (others would be an existence
+    oracle; staff see them in the admin). Documents already in the trash or gone are skipped.
     """
     async with store.attached(moves_lock):
         index = path_index(store)
@@ -98,9 +110,9 @@ async def documents_trash(
         picked = [e for d in set(doc_ids) if (e := index.by_doc_id(d)) is not None]
         leaving = _with_subtrees(index.all_entries(), picked)
         linking = await linking_notes(store, doc_ids=leaving)
-        if linking and not force:
-            seen = [e.user_path for e in linking if access is None or access.sees_folder(e.folder_id)]
-            raise DeleteRefused(seen, len(linking) - len(seen))
+        seen = [e.user_path for e in linking if access is None or access.sees_folder(e.folder_id)]
+        if seen and not force:
+            raise DeleteRefused(seen)
         report = TrashReport(linking=[e.user_path for e in linking])
         by_folder: dict[int, list[DocEntry]] = {}
         for entry in picked:

@@ -8,7 +8,8 @@
   happens once per change (`lensrelay.vault.folders.folder_documents_changed`), and when a whole folder is
   deleted; sessions whose token sees the folder get `notifications/resources/list_changed`.
 - A decision on a suggestion (`suggestions.signals.suggestion_decided`, sent by every path that records
-  one: the admin, an editor removing the markup, a clean-up) tells the session that proposed it with a
+  one: the admin, an editor removing the markup, a clean-up, and every withdrawal: a version restore
+  that removed its markup, a later edit that superseded it) tells the session that proposed it with a
   `notifications/message` at level `notice`, logger `lens-relay.suggestions`.
 
 Events are written to the log (`events`) in the same transaction as what they report where there is one,
@@ -55,8 +56,11 @@ def updated_message(uri: str) -> dict[str, Any]:
 def document_changed_events(*, doc_id: str) -> int:
     """Log `resources/updated` for every listening subscriber of the document; returns how many."""
     by_uri: dict[str, list[str]] = defaultdict(list)
+    told: set[str] = set()
     for session_id, uri in subscribers_of(doc_id=doc_id):
-        by_uri[uri].append(session_id)
+        if session_id not in told:  # one event per session and change, should old rows hold two spellings
+            told.add(session_id)
+            by_uri[uri].append(session_id)
     made = 0
     with transaction.atomic():
         for uri, session_ids in by_uri.items():
@@ -137,6 +141,19 @@ def _wants(listener: Listener, level: str) -> bool:
     return LOG_LEVELS.index(level) >= LOG_LEVELS.index(listener.log_level)
 
 
+def decision_note(row: Mapping[str, Any]) -> str:
+    """The row's note; a superseded row has none of its own, so the message says what happened."""
+    if row["note"] or row["status"] != "superseded":
+        return str(row["note"] or "")
+    by = row.get("superseded_by__uid")
+    return (
+        f"Withdrawn: superseded by suggestion {by}, a later edit of the same text that carries this "
+        "suggestion's original text forward."
+        if by
+        else "Withdrawn: superseded by a later edit of the same text."
+    )
+
+
 def decision_message(row: Mapping[str, Any]) -> dict[str, Any]:
     data = {
         "type": "suggestion_decided",
@@ -145,13 +162,25 @@ def decision_message(row: Mapping[str, Any]) -> dict[str, Any]:
         "path": row["path"],
         "kind": row["kind"],
         "decidedBy": row["decided_by__username"] or "",
-        "note": row["note"],
+        "note": decision_note(row),
     }
     return {
         "jsonrpc": "2.0",
         "method": "notifications/message",
         "params": {"level": DECISION_LEVEL, "logger": DECISION_LOGGER, "data": data},
     }
+
+
+DECISION_FIELDS = (
+    "uid",
+    "status",
+    "path",
+    "kind",
+    "note",
+    "session_id",
+    "decided_by__username",
+    "superseded_by__uid",
+)
 
 
 def suggestion_decided(sender: Any, *, pks: Sequence[int], **kwargs: Any) -> None:
@@ -161,7 +190,7 @@ def suggestion_decided(sender: Any, *, pks: Sequence[int], **kwargs: Any) -> Non
     with _failures_contained("decision notifications for %s", list(pks)):
         rows = Suggestion.objects.filter(pk__in=list(pks)).exclude(session_id="")
         made = 0
-        for row in rows.values("uid", "status", "path", "kind", "note", "session_id", "decided_by__username"):
+        for row in rows.values(*DECISION_FIELDS):
             listener = listener_of(session_id=row["session_id"])
             if listener is not None and _wants(listener, DECISION_LEVEL):
                 made += len(events_append(session_ids=[listener.session_id], message=decision_message(row)))

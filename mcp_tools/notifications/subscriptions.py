@@ -3,6 +3,12 @@
 A listening session is an active session that opened the GET stream at least once (it has an
 `McpStream`). Each is told only about folders its token sees now, checked when the notification is made,
 so a document moved out of sight, or a token narrowed meanwhile, never leaks a path.
+
+A subscription to a document is kept once per session and document: the caller resolves the URI first
+(`resources_documents.canonical_of`), so every spelling of one note (percent-encoded, NFD, `.md` left
+out) is the same subscription under the note's canonical URI, and one change makes one event. A session
+holds at most `LENSRELAY_MCP_MAX_SUBSCRIPTIONS` of them, so no client can make one change cost a
+thousand rows or a thousand events.
 """
 
 from __future__ import annotations
@@ -10,28 +16,90 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from lensrelay.models import ApiToken, Document
-from mcp_tools.models import McpStream, McpSubscription
+from mcp_tools.models import McpSession, McpStream, McpSubscription
 from mcp_tools.sessions import idle_timeout
 
 
-def subscription_add(*, session_id: str, uri: str, doc_id: str) -> None:
-    """Subscribe (idempotent: subscribing again to the same URI keeps one subscription)."""
+class TooManySubscriptions(Exception):
+    """The session holds as many subscriptions as it may; nothing was added."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(
+            f"Too many subscriptions: this session already has {limit}, the most it may hold "
+            "(LENSRELAY_MCP_MAX_SUBSCRIPTIONS). Unsubscribe from one first."
+        )
+
+
+def max_subscriptions() -> int:
+    return max(1, int(getattr(settings, "LENSRELAY_MCP_MAX_SUBSCRIPTIONS", 200)))
+
+
+def _same(*, session_id: str, uri: str, doc_id: str) -> Q:
+    """The session's subscriptions to this resource: by document when it is one, else by URI."""
+    return Q(session_id=session_id) & (Q(doc_id=doc_id) if doc_id else Q(uri=uri, doc_id=""))
+
+
+def subscription_add(*, session_id: str, uri: str, doc_id: str, limit: int | None = None) -> None:
+    """Subscribe to a resource by its canonical `uri` (a document's as `resources/list` gives it, with its
+    `doc_id`). Idempotent: subscribing again to the same document, under any URI, keeps one
+    subscription (under the newest canonical URI, should the note have moved). Raises
+    TooManySubscriptions past the session's limit."""
+    limit = max_subscriptions() if limit is None else limit
     try:
         with transaction.atomic():
-            McpSubscription.objects.update_or_create(
-                session_id=session_id, uri=uri, defaults={"doc_id": doc_id}
-            )
+            # One subscribe of a session at a time, so concurrent ones cannot together pass the limit.
+            list(McpSession.objects.select_for_update().filter(pk=session_id).values_list("pk", flat=True))
+            mine = McpSubscription.objects.filter(_same(session_id=session_id, uri=uri, doc_id=doc_id))
+            kept = mine.order_by("pk").first()
+            if kept is not None:
+                mine.exclude(pk=kept.pk).delete()  # spellings stored before subscriptions were canonical
+                if kept.uri != uri:
+                    McpSubscription.objects.filter(pk=kept.pk).update(uri=uri)
+                return
+            if McpSubscription.objects.filter(session_id=session_id).count() >= limit:
+                raise TooManySubscriptions(limit)
+            _make_room(session_id=session_id, uri=uri, doc_id=doc_id)
+            McpSubscription.objects.create(session_id=session_id, uri=uri, doc_id=doc_id)
     except IntegrityError:  # a concurrent identical subscribe won the race: the outcome is the same
         pass
 
 
-def subscription_remove(*, session_id: str, uri: str) -> bool:
-    """Unsubscribe; False if the session was not subscribed to the URI (not an error)."""
-    deleted, _ = McpSubscription.objects.filter(session_id=session_id, uri=uri).delete()
+def _current_uri(doc_id: str) -> str | None:
+    from mcp_tools.resources_documents import document_uri  # the tools' module, loaded on first need
+
+    row = Document.objects.select_related("folder").filter(doc_id=doc_id).first()
+    return None if row is None else document_uri(row.user_path)
+
+
+def _make_room(*, session_id: str, uri: str, doc_id: str) -> None:
+    """A held subscription whose document moved away from `uri` (and another now lives there) moves to its
+    document's URI now, or goes with its document: the URI is the new document's."""
+    clash = McpSubscription.objects.filter(session_id=session_id, uri=uri).exclude(doc_id=doc_id).first()
+    if clash is None:
+        return
+    moved = _current_uri(clash.doc_id) if clash.doc_id else None
+    if (
+        moved is None
+        or moved == uri
+        or McpSubscription.objects.filter(session_id=session_id, uri=moved).exists()
+    ):
+        clash.delete()
+    else:
+        McpSubscription.objects.filter(pk=clash.pk).update(uri=moved)
+
+
+def subscription_remove(*, session_id: str, uri: str, doc_id: str = "") -> bool:
+    """Unsubscribe from the document `doc_id` (whatever URI it was subscribed under), or from `uri`; False
+    if the session was not subscribed (not an error)."""
+    wanted = Q(session_id=session_id) & (Q(uri=uri) | (Q(doc_id=doc_id) if doc_id else Q(pk__in=[])))
+    deleted, _ = McpSubscription.objects.filter(wanted).delete()
     return deleted > 0
 
 

@@ -4,7 +4,7 @@ from pydantic import Field
 
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.writing import COMMENT_DESCRIPTION, proposer
+from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, refuse_trash_path
 from suggestions.errors import SuggestionError
 from suggestions.moving import suggestion_propose_move
 
@@ -38,6 +38,8 @@ class MoveArgs(ToolArgs):
     idempotent=False,
 )
 async def move(ctx: ToolContext, args: MoveArgs) -> str:
+    refuse_trash_path(args.file_path)
+    refuse_trash_path(args.new_path)
     kb = await open_kb()
     try:
         suggestion, requested = await suggestion_propose_move(

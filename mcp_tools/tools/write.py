@@ -8,7 +8,14 @@ from lensrelay.text.vaultpath import InvalidPath, split_user_path, with_md_suffi
 from mcp_tools.filetools import file_change_reply
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.writing import COMMENT_DESCRIPTION, describe, proposer, refuse_binary, require_read
+from mcp_tools.writing import (
+    COMMENT_DESCRIPTION,
+    describe,
+    proposer,
+    refuse_binary,
+    refuse_trash_path,
+    require_read,
+)
 from suggestions.errors import SuggestionError
 from suggestions.filetext import suggestion_propose_file_change
 from suggestions.proposing import suggestion_propose_create, suggestion_propose_edits
@@ -37,6 +44,7 @@ class WriteArgs(ToolArgs):
 async def write(ctx: ToolContext, args: WriteArgs) -> str:
     if not ctx.access.can_suggest:
         raise ToolError("This token is read-only (role view): it cannot propose changes.")
+    refuse_trash_path(args.file_path)
     kb = await open_kb()
     entry = kb.index.resolve(ctx.access, args.file_path)
     try:

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from lensrelay.text.unicode_text import find_unencodable
 from mcp_tools import prompts, resources, sessions
-from mcp_tools.notifications.subscriptions import subscription_add, subscription_remove
+from mcp_tools.notifications.subscriptions import TooManySubscriptions, subscription_add, subscription_remove
 from mcp_tools.registry import Tool, ToolError
 from mcp_tools.resources_documents import DOCUMENTS
 from mcp_tools.transport import catalog
@@ -151,19 +151,31 @@ async def subscribe(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
     assert scope.session is not None
     uri = params["uri"]
     ctx = scope.tool_context()
-    doc_id = await DOCUMENTS.doc_id_of(ctx, uri)
-    if doc_id is None:
+    # Every spelling of a note is one subscription, under the URI resources/list gives it.
+    document = await DOCUMENTS.canonical_of(ctx, uri)
+    if document is None:
         try:  # another provider's resource: subscribable if this caller may read it
             await resources.read_resource(ctx, uri)
         except resources.ResourceNotFound as exc:
             raise RpcError(RESOURCE_NOT_FOUND, str(exc), {"uri": uri}) from exc
-    await sync_to_async(subscription_add)(session_id=scope.session.id, uri=uri, doc_id=doc_id or "")
+    try:
+        await sync_to_async(subscription_add)(
+            session_id=scope.session.id,
+            uri=document.uri if document else uri,
+            doc_id=document.doc_id if document else "",
+        )
+    except TooManySubscriptions as exc:
+        raise RpcError(INVALID_PARAMS, str(exc), {"uri": uri, "limit": exc.limit}) from exc
     return {}
 
 
 async def unsubscribe(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
     assert scope.session is not None
-    await sync_to_async(subscription_remove)(session_id=scope.session.id, uri=params["uri"])
+    uri = params["uri"]
+    document = await DOCUMENTS.canonical_of(scope.tool_context(), uri)
+    await sync_to_async(subscription_remove)(
+        session_id=scope.session.id, uri=uri, doc_id=document.doc_id if document else ""
+    )
     return {}
 
 

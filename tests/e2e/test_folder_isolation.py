@@ -213,8 +213,8 @@ async def test_another_folders_document_closes_like_an_unknown_one(
             closes.append((closed["code"], closed["reason"]))
             assert (await client.wait_event("closed"))["code"] == 4404  # and y-websocket stops retrying
             assert await client.text() == ""
-    # identical closes (daphne does not forward close reasons; the unit test checks the reason too)
-    assert len(set(closes)) == 1 and closes[0][0] == 4404, closes
+    # identical closes, reason included (the launcher forwards it; the unit test checks it too)
+    assert len(set(closes)) == 1 and closes[0] == (4404, "unknown document"), closes
     # HTTP answers the same for both too
     for name in PUBLIC_TOKENS:
         answers = set()

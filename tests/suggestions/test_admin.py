@@ -16,7 +16,7 @@ from django.test import AsyncClient
 from pycrdt import Text
 
 from lensrelay.docstore.offsets import text_delete
-from lensrelay.text.texts import CONTENTS, text_cache
+from lensrelay.docstore.texts import CONTENTS, text_cache
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from suggestions.admin_views import diff_table, inline_lines, line_groups, own_changes, without_metadata
@@ -338,6 +338,19 @@ async def test_a_move_suggestion_says_what_accepting_does(
     assert 'id="suggestion-accept"' in page
     listing = (await reviewer.get(CHANGELIST)).content.decode()
     assert "move → Lens/Den/Fox.md" in listing
+
+
+async def test_a_delete_suggestion_lists_every_note_that_links_to_it(
+    store: Any, make_folder: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    # The proposing token may not have seen Secret: it was not told; the reviewer is.
+    secret = await sync_to_async(make_folder)("Secret")
+    await document_create(store=store, folder=secret, path="/Den.md", text="Where [[Lens/Fox]] sleeps.\n")
+    delete = await Suggestion.objects.acreate(
+        kind="delete", doc_id=fox.doc_id, path="Lens/Fox.md", author="claude", tool="delete"
+    )
+    page = (await reviewer.get(change_url(delete))).content.decode()
+    assert 'id="suggestion-linking"' in page and "<li>Secret/Den.md</li>" in page
 
 
 # -- permissions ---------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from django.utils import timezone
 from pycrdt import Text
 
 from lensrelay.docstore.offsets import text_delete
-from lensrelay.text.texts import CONTENTS
+from lensrelay.docstore.texts import CONTENTS
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from suggestions import deciding

@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from lensrelay.text.texts import room_text
+from lensrelay.docstore.texts import room_text
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from suggestions.criticmarkup import mark_id, parse

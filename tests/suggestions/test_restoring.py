@@ -12,9 +12,9 @@ from asgiref.sync import sync_to_async
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 
+from lensrelay.docstore.texts import room_text
 from lensrelay.history.models import DocVersion
 from lensrelay.history.restoring import version_restore_in_store
-from lensrelay.text.texts import room_text
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from suggestions.models import Suggestion

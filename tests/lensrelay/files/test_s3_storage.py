@@ -76,6 +76,18 @@ def test_presigned_upload_and_download(s3: S3Server) -> None:
     assert "content-length" in parse_qs(urlsplit(url).query)["X-Amz-SignedHeaders"][0]
     assert httpx.put(url, content=data, headers={"Content-Type": "image/png"}).status_code == 200
     assert blob_read(doc_id=DOC, hash=digest) == data
-    download = transfer.download_url(doc_id=DOC, hash=digest)
-    assert httpx.get(download).content == data
+    download = transfer.download_url(doc_id=DOC, hash=digest, content_type="image/png", filename="a.png")
+    got = httpx.get(download)
+    assert got.content == data and got.headers["content-type"] == "image/png"
+    assert got.headers["content-disposition"].startswith("inline")
+    # Uploaded as text/html by a hostile client: the bucket still answers with an attachment of the
+    # entry's type, never a page.
+    hostile = b"<html><script>alert(1)</script></html>"
+    html_digest = sha256_hex(hostile)
+    put_url = transfer.upload_url(doc_id=DOC, hash=html_digest, content_type="text/html", content_length=None)
+    assert httpx.put(put_url, content=hostile, headers={"Content-Type": "text/html"}).status_code == 200
+    got = httpx.get(
+        transfer.download_url(doc_id=DOC, hash=html_digest, content_type="text/html", filename="p.html")
+    )
+    assert got.content == hostile and got.headers["content-disposition"].startswith("attachment")
     blob_delete(doc_id=DOC)

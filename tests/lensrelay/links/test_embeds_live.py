@@ -8,7 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from lensrelay.docstore import folderdoc
-from lensrelay.text.texts import text_cache
+from lensrelay.docstore.texts import text_cache
 from lensrelay.vault import backlinks
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.moves import FolderRef, move_entries

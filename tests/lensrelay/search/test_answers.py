@@ -161,3 +161,20 @@ def test_every_trigger_of_the_generation_survives_the_migrations() -> None:
     titles = "lensrelay_search_title"
     expected |= {("lensrelay_search_doc", f"{titles}_{event}") for event in ("insert", "delete", "update")}
     assert expected <= set(triggers)
+
+
+def test_every_generation_trigger_survives_the_later_migrations() -> None:
+    """SQLite rebuilds a table to add a unique column (migration 0012 on folders), dropping its triggers;
+    a kept answer depends on every one of them."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name FROM sqlite_master"
+            " WHERE type = 'trigger' AND name LIKE 'lensrelay_search_generation_%'"
+        )
+        names = {row[0] for row in cursor.fetchall()}
+    expected = {
+        f"lensrelay_search_generation_{table}_{event}"
+        for table in ("lensrelay_search_doc", "lensrelay_document", "lensrelay_folder")
+        for event in ("insert", "delete", "update")
+    }
+    assert names == expected

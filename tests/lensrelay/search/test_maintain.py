@@ -11,12 +11,12 @@ from pycrdt import Doc, Text
 
 from lensrelay.docstore import folderdoc, persistence
 from lensrelay.docstore.offsets import text_insert
+from lensrelay.docstore.texts import CONTENTS, text_cache
 from lensrelay.models import Document, Folder
 from lensrelay.search import maintain
 from lensrelay.search.index import search_clear, search_indexed, search_query
 from lensrelay.search.maintain import search_ready, search_reindex_all, search_settled
 from lensrelay.search.rows import Hit
-from lensrelay.text.texts import CONTENTS, text_cache
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_create, folder_settled
 from tests.editing import append_text

@@ -12,6 +12,7 @@ from pycrdt import Doc, Text
 from lensrelay.docstore import folderdoc, persistence
 from lensrelay.docstore.offsets import text_insert, text_replace
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.texts import CONTENTS
 from lensrelay.models import Folder
 from lensrelay.semantic import maintain
 from lensrelay.semantic.lookup import ranked_notes
@@ -19,7 +20,6 @@ from lensrelay.semantic.matrix import vector_matrix
 from lensrelay.semantic.models import EmbeddedDocument, Passage
 from lensrelay.semantic.passages import split_passages
 from lensrelay.semantic.vectors import NoteRow, passages_write
-from lensrelay.text.texts import CONTENTS
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_create, folder_settled
 from lensrelay.vault.moves import FolderRef, move_entries

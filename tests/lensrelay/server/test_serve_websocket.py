@@ -110,3 +110,27 @@ def test_timings_still_print_as_text() -> None:
     timings = protocol.Timings()
     timings.track("onOpen")
     assert isinstance(str(timings), str) and "onOpen" in str(timings)
+
+
+class Closing:
+    """Accepts, then closes with a code and a reason, as the sync consumer does when it refuses."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "websocket.accept"})
+        await send({"type": "websocket.close", "code": 4404, "reason": self.reason})
+
+
+@pytest.mark.parametrize(
+    ("reason", "sent"),
+    [("document purged", b"document purged"), ("é" * 100, "é".encode() * 61)],  # at most 123 bytes, whole
+)
+async def test_the_close_reason_reaches_the_client(reason: str, sent: bytes) -> None:
+    transport = open_socket(Closing(reason), "/elsewhere")
+    await asyncio.sleep(0.05)
+    frame = transport.value().split(b"\r\n\r\n", 1)[1]
+    # An unmasked close frame: opcode 8, the payload's length, the code (4404), the reason in UTF-8.
+    assert frame == bytes([0x88, 2 + len(sent)]) + (4404).to_bytes(2, "big") + sent

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from lensrelay.access.auth import Access
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.folderdoc import FileEntry
+from lensrelay.docstore.texts import text_cache
 from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
-from lensrelay.text.texts import text_cache
 from lensrelay.text.vaultpath import fold_key
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folder_entries import UUID_RE, content_doc_id, content_doc_transfer

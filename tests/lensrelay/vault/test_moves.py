@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.folderdoc import FileEntry
+from lensrelay.docstore.texts import TextCache, text_cache
 from lensrelay.models import Document, Folder
-from lensrelay.text.texts import TextCache, text_cache
 from lensrelay.text.vaultpath import InvalidPath
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_settled

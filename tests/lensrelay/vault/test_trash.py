@@ -16,12 +16,12 @@ from django.test import AsyncClient
 from lensrelay.access.auth import Access
 from lensrelay.docstore import folderdoc, trashdoc
 from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.texts import text_cache
 from lensrelay.files.blobs import blob_exists, blob_put
 from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
 from lensrelay.search.index import search_indexed
 from lensrelay.search.maintain import search_settled
 from lensrelay.semantic.models import EmbeddedDocument
-from lensrelay.text.texts import text_cache
 from lensrelay.vault.backlinks import backlink_indexer
 from lensrelay.vault.documents import document_create, documents_delete
 from lensrelay.vault.folders import folder_create, folder_settled, mirror_folder

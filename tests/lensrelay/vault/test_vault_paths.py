@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lensrelay.docstore import folderdoc
+from lensrelay.docstore.texts import text_cache
 from lensrelay.models import Document, Folder
-from lensrelay.text.texts import text_cache
 from lensrelay.text.vaultpath import fold_key, validate_relative_path
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import mirror_folder

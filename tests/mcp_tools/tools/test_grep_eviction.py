@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from lensrelay.text import texts as texts_module
-from lensrelay.text.texts import TextCache, text_cache
+from lensrelay.docstore import texts as texts_module
+from lensrelay.docstore.texts import TextCache, text_cache
 from lensrelay.vault.paths import path_index
 from mcp_tools import kb
 from mcp_tools.engines import grep as grep_engine

@@ -9,8 +9,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from lensrelay.docstore import folderdoc
+from lensrelay.docstore.texts import text_cache
 from lensrelay.models import Document, Folder
-from lensrelay.text.texts import text_cache
 from lensrelay.vault.documents import document_create
 from suggestions.deciding import suggestion_decide
 from suggestions.models import Suggestion

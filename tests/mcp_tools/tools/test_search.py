@@ -12,11 +12,11 @@ import pytest
 from pycrdt import Text
 
 from lensrelay.docstore.offsets import text_insert
+from lensrelay.docstore.texts import CONTENTS
 from lensrelay.models import Document, Folder
 from lensrelay.search import maintain
 from lensrelay.search.index import search_query, search_remove_document
 from lensrelay.search.maintain import search_catch_up, search_ready
-from lensrelay.text.texts import CONTENTS
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_create
 from mcp_tools.registry import REGISTRY

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 
+from lensrelay.docstore.texts import text_cache
 from lensrelay.models import Folder
-from lensrelay.text.texts import text_cache
 from lensrelay.vault.documents import document_create
 from suggestions.criticmarkup import accept_all, parse, reject_all
 from suggestions.deciding import suggestion_decide

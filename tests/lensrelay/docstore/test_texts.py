@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from lensrelay.docstore import texts as texts_module
+from lensrelay.docstore.texts import TextCache, text_bytes, text_cache
 from lensrelay.models import Folder
-from lensrelay.text import texts as texts_module
-from lensrelay.text.texts import TextCache, text_bytes, text_cache
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_create
 from tests.editing import append_text
