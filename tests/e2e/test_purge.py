@@ -31,7 +31,8 @@ TIMEOUT = 10.0
 _MARKER = "E2E-PURGE-ROWS "
 _ROWS_SCRIPT = """
 import json
-from lensrelay.models import Document, EmbeddedDocument, PurgedDocument, YDoc, YSnapshot, YUpdate
+from lensrelay.models import Document, PurgedDocument, YDoc, YSnapshot, YUpdate
+from lensrelay.semantic.models import EmbeddedDocument
 from lensrelay.history.models import DocVersion
 from lensrelay.search.index import search_indexed
 doc_id = {doc_id!r}

@@ -25,27 +25,19 @@ from pycrdt import Doc, Text
 from lensrelay.access.tokens import token_create
 from lensrelay.asgi import application
 from lensrelay.docstore import folderdoc
+from lensrelay.docstore.persistence import content_doc_register
 from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.tombstones import PURGED_MESSAGE, DocumentPurged
 from lensrelay.files.blobs import blob_list, blob_put
 from lensrelay.files.kinds import blob_entry_meta
 from lensrelay.history.models import DocVersion
-from lensrelay.models import (
-    Document,
-    EmbeddedDocument,
-    Folder,
-    Passage,
-    PurgedDocument,
-    YDoc,
-    YSnapshot,
-    YUpdate,
-)
+from lensrelay.models import Document, Folder, PurgedDocument, YDoc, YSnapshot, YUpdate
+from lensrelay.protocol import wire
 from lensrelay.search.index import search_index_documents, search_indexed
 from lensrelay.search.rows import IndexedDocument
-from lensrelay.sync import wire
+from lensrelay.semantic.models import EmbeddedDocument, Passage
 from lensrelay.vault.backlinks import backlink_indexer
 from lensrelay.vault.documents import document_create
-from lensrelay.vault.folder_entries import content_doc_register
 from lensrelay.vault.folders import folder_create, mirror_folder
 from lensrelay.vault.purge import trash_purge
 from lensrelay.vault.trash import documents_trash
