@@ -85,7 +85,7 @@ class SuggestionAdmin(admin.ModelAdmin):
     ordering = ("path", "created")
     list_select_related = ("folder", "decided_by")
     search_fields = ("path", "new_path", "old_text", "new_text", "note", "comment", "uid")
-    actions = ("accept_selected", "reject_selected", "clean_up_selected")
+    actions = ("accept_selected", "reject_selected", "undo_selected", "clean_up_selected")
     fieldsets = (
         (
             None,
@@ -183,7 +183,13 @@ class SuggestionAdmin(admin.ModelAdmin):
                 name="suggestions_suggestion_decide_all",
             ),
         ]
-        return [decide, *review, *super().get_urls()]
+        undo = path(
+            "<str:uid>/undo/", self.admin_site.admin_view(self.undo_view), name="suggestions_suggestion_undo"
+        )
+        return [decide, undo, *review, *super().get_urls()]
+
+    def undo_view(self, request: HttpRequest, uid: str) -> HttpResponse:
+        return admin_views.undo_view(self, request, uid)
 
     def review_view(self, request: HttpRequest, doc_id: str) -> HttpResponse:
         return review_page.review_view(self, request, doc_id)
@@ -233,6 +239,10 @@ class SuggestionAdmin(admin.ModelAdmin):
         self, request: HttpRequest, queryset: QuerySet[Suggestion]
     ) -> TemplateResponse | None:
         return admin_views.bulk_decide(self, request, queryset, accept=False)
+
+    @admin.action(description="Undo the decisions on selected suggestions", permissions=["review"])
+    def undo_selected(self, request: HttpRequest, queryset: QuerySet[Suggestion]) -> TemplateResponse | None:
+        return admin_views.bulk_undo(self, request, queryset)
 
     @admin.action(description="Clean up leftovers of selected stale suggestions", permissions=["review"])
     def clean_up_selected(

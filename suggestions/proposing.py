@@ -188,7 +188,7 @@ def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> N
             current = apply_raw_edits(current, edits)
 
 
-def _hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
+def hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
     records = []
@@ -277,7 +277,7 @@ async def suggestion_propose_edits(
     # Until the rows say what happened, the follower must not read the superseded markup as decided.
     async with holding(store, entry.doc_id):
         _write_plan(room, raw, [plan.edits] + ([[reply]] if reply else []))
-        records = _hunk_records(room, row.uid)
+        records = hunk_records(room, row.uid)
         row.hunks = records
         row.old_text = "\n…\n".join(r["old"] for r in records)
         row.new_text = "\n…\n".join(r["new"] for r in records)
@@ -336,7 +336,7 @@ async def suggestion_propose_create(
     room = await store.get(document.doc_id)
     if room is None:
         raise SuggestionError(f"Error: {entry.user_path} could not be created.")
-    row.hunks = _hunk_records(room, row.uid)
+    row.hunks = hunk_records(room, row.uid)
     row.markup = body
     await store.db(_save_suggestion, row, [])
     return row
