@@ -286,7 +286,8 @@ def _note(request: HttpRequest) -> str:
 
 
 def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, object_id: str) -> HttpResponse:
-    """POST ``decision=accept|reject`` and an optional ``note``; back to the change page with a message."""
+    """POST ``decision=accept|reject`` and an optional ``note`` (or ``clean_up`` for a stale suggestion);
+    back to the page the reviewer came from, with a message."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     if not can_review(request.user):
@@ -295,8 +296,20 @@ def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, objec
     if suggestion is None:
         raise Http404(f"No suggestion with id {object_id}")
     choice = request.POST.get("decision")
-    if choice not in ("accept", "reject"):
-        return HttpResponseBadRequest("decision must be accept or reject")
+    if choice not in ("accept", "reject", "clean_up"):
+        return HttpResponseBadRequest("decision must be accept, reject or clean_up")
+    if choice == "clean_up":
+        cleaned = suggestion_clean_up(suggestion=suggestion, user=request.user)
+        target = f"{suggestion.get_kind_display().lower()} of {suggestion.path} ({suggestion.uid})"
+        if cleaned.ok:
+            model_admin.message_user(
+                request, f"Cleaned up the {target} ({cleaned.detail}).", messages.SUCCESS
+            )
+        else:
+            model_admin.message_user(
+                request, f"Could not clean up the {target}: {cleaned.reason}.", messages.ERROR
+            )
+        return redirect(after_decision_url(request, suggestion))
     decide = suggestion_accept if choice == "accept" else suggestion_reject
     decision = decide(suggestion=suggestion, user=request.user, note=_note(request))
     report(model_admin, request, [decision], accept=choice == "accept")
