@@ -24,10 +24,11 @@ from lensrelay.models import Document, Folder
 from lensrelay.sync.presence import show_assistant
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import DocEntry, path_index
-from suggestions.accepted_view import build_accepted_view
+from suggestions.accepted_view import AcceptedView, build_accepted_view
 from suggestions.criticmarkup import (
     CLOSE_ADDITION,
     contains_delimiters,
+    mark_id,
     own_changes,
     parse,
     render_addition,
@@ -188,14 +189,42 @@ def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> N
             current = apply_raw_edits(current, edits)
 
 
+HUNK_CONTEXT_CHARS = 40
+
+
+def _context(view: AcceptedView, uid: str) -> list[tuple[str, str]]:
+    """The text around each of the suggestion's changes as a reader sees it (everything accepted), within
+    its line: what the suggestion list shows beside the change."""
+    around = []
+    for change, (start, end) in zip(view.changes, view.change_spans, strict=True):
+        if any(mark_id(m) == uid for m in change.all_marks):
+            before = view.text[max(0, start - HUNK_CONTEXT_CHARS) : start]
+            after = view.text[end : end + HUNK_CONTEXT_CHARS]
+            around.append((before[before.rfind("\n") + 1 :], after.split("\n", 1)[0]))
+    return around
+
+
 def hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
     records = []
-    for change in own_changes(raw, uid):
+    changes = own_changes(raw, uid)
+    around = _context(build_accepted_view(raw), uid)
+    if len(around) != len(changes):
+        around = [("", "")] * len(changes)
+    for change, (before, after) in zip(changes, around, strict=True):
         start = StickyIndex.new(ytext, byte_offset(raw, change.start), Assoc.AFTER)
         end = StickyIndex.new(ytext, byte_offset(raw, change.end), Assoc.BEFORE)
-        records.append({"old": change.old, "new": change.new, "start": start.to_json(), "end": end.to_json()})
+        records.append(
+            {
+                "old": change.old,
+                "new": change.new,
+                "start": start.to_json(),
+                "end": end.to_json(),
+                "before": before,
+                "after": after,
+            }
+        )
     return records
 
 
