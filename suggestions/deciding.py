@@ -90,8 +90,15 @@ NOTHING_TO_UNDO: dict[str, Any] = {}
 NOTHING_CHANGED: dict[str, Any] = {"regions": []}
 
 
+def _deleted_by(suggestion: Suggestion, user: Any) -> str:
+    """Who deleted a note by deciding: what the trash shows."""
+    name = user.get_username() if getattr(user, "pk", None) else "a reviewer"
+    verb = "accepting" if suggestion.kind == Suggestion.Kind.DELETE else "rejecting"
+    return f"{name} ({verb} {suggestion.author}'s suggestion {suggestion.uid})"
+
+
 async def _change_document(
-    store: DocStore, suggestion: Suggestion, *, accept: bool
+    store: DocStore, suggestion: Suggestion, *, accept: bool, user: Any = None
 ) -> tuple[str, dict[str, Any]]:
     """Carry out the decision in the live documents; returns what it did and how to undo it (empty when
     undo is not offered). Raises SuggestionError."""
@@ -122,14 +129,14 @@ async def _change_document(
         regions = _decide_markup(room, suggestion, accept=accept)
         await room.flushed()
         if suggestion.kind == Suggestion.Kind.CREATE and not accept:
-            await remove_document(store, entry)
+            await remove_document(store, entry, by=_deleted_by(suggestion, user))
             return "", NOTHING_TO_UNDO
         return "", {"regions": regions}
     if suggestion.kind == Suggestion.Kind.MOVE and accept:
         links = await move_document(store, entry, suggestion.new_path)
         return f"{links} links rewritten", NOTHING_TO_UNDO
     if suggestion.kind == Suggestion.Kind.DELETE and accept:
-        await remove_document(store, entry)
+        await remove_document(store, entry, by=_deleted_by(suggestion, user))
         return "", NOTHING_TO_UNDO
     return "", NOTHING_CHANGED
 
@@ -148,7 +155,7 @@ async def suggestion_decide(
     if not isinstance(claim, Claim):
         return Decision(_apply_row(suggestion, claim), False, already_decided(claim))
     try:
-        detail, undo = await _change_document(store, suggestion, accept=accept)
+        detail, undo = await _change_document(store, suggestion, accept=accept, user=user)
     except StaleSuggestion as exc:
         await store.db(stale_claim, claim=claim)
         suggestion.status, suggestion.decided_by = Suggestion.Status.STALE, None

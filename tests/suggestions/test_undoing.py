@@ -249,3 +249,23 @@ async def test_the_admin_action_confirms_then_undoes_and_explains_what_cannot_be
     viewer = await client_for("victor", "view_suggestion")
     shown = await viewer.post(everything, {**selected, "post": "yes"}, follow=True)
     assert [str(m) for m in shown.context["messages"]] == []
+
+
+async def test_an_accepted_delete_is_not_undone_here_and_the_trash_names_who_deleted(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    from lensrelay.docstore import folderdoc
+    from lensrelay.models import Folder
+
+    delete = await Suggestion.objects.acreate(
+        kind="delete", doc_id=fox.doc_id, path="Lens/Fox.md", author="claude", tool="delete"
+    )
+    await reviewer.post(decide_url(delete), {"decision": "accept"})
+    assert (await refreshed(delete)).status == "accepted"
+    status, body = await undo(reviewer, delete)
+    assert (status, body["ok"]) == (409, False)
+    assert "restore the note from the trash" in body["message"]
+    folder = await Folder.objects.aget(name="Lens")
+    room = await store.get(folder.doc_id)
+    meta = folderdoc.entry_meta(room.doc, path="/_trash/Fox.md")
+    assert meta["trashed_by"] == f"rita (accepting claude's suggestion {delete.uid})"
