@@ -62,6 +62,12 @@ class StatusFilter(admin.SimpleListFilter):
 CONTEXT_PREVIEW_CHARS = 24
 
 
+def _clip_inline(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """Shortened, line breaks shown as ⏎, its edge spaces kept: they separate it from the words around."""
+    flat = text.replace("\n", "⏎")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def _hunk_preview(old: str, new: str, before: str = "", after: str = "") -> SafeString:
     """The change with a few words of the line around it, so ``+ main`` reads as where it goes."""
     if before or after:
@@ -71,8 +77,8 @@ def _hunk_preview(old: str, new: str, before: str = "", after: str = "") -> Safe
             ("…" + flat_before[-CONTEXT_PREVIEW_CHARS:])
             if len(flat_before) > CONTEXT_PREVIEW_CHARS
             else flat_before,
-            format_html('<del class="suggestion-old">{}</del>', clip(old)) if old else "",
-            format_html('<ins class="suggestion-new">{}</ins>', clip(new)) if new else "",
+            format_html('<del class="suggestion-old">{}</del>', _clip_inline(old)) if old else "",
+            format_html('<ins class="suggestion-new">{}</ins>', _clip_inline(new)) if new else "",
             (flat_after[:CONTEXT_PREVIEW_CHARS] + "…")
             if len(flat_after) > CONTEXT_PREVIEW_CHARS
             else flat_after,
@@ -184,7 +190,7 @@ class SuggestionAdmin(admin.ModelAdmin):
         ]
         if len(hunks) > MAX_PREVIEW_HUNKS:
             shown.append(format_html("… and {} more", len(hunks) - MAX_PREVIEW_HUNKS))
-        return format_html_join(mark_safe("<br>"), "{}", ((piece,) for piece in shown))
+        return format_html_join(mark_safe(" · "), "{}", ((piece,) for piece in shown))
 
     @admin.display(description="Age", ordering="created")
     def age(self, obj: Suggestion) -> str:
@@ -195,7 +201,7 @@ class SuggestionAdmin(admin.ModelAdmin):
         if not obj.is_pending:
             return ""
         url = reverse("admin:suggestions_suggestion_review", args=[obj.doc_id])
-        return format_html('<a class="button" style="white-space: nowrap" href="{}">Review document</a>', url)
+        return format_html('<a class="button" style="white-space: nowrap" href="{}">Review</a>', url)
 
     # -- the change page: diff in context, Accept / Reject ---------------------------------------------------
 

@@ -506,5 +506,5 @@ async def test_an_insertion_in_the_list_shows_where_it_goes(
     page = (await reviewer.get(CHANGELIST)).content.decode()
     assert (
         '<span class="suggestion-context">…e quick brown fox jumps </span>'
-        '<ins class="suggestion-new">right</ins><span class="suggestion-context">over the lazy dog.</span>'
+        '<ins class="suggestion-new">right </ins><span class="suggestion-context">over the lazy dog.</span>'
     ) in page
