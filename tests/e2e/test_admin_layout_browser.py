@@ -154,3 +154,44 @@ async def test_the_trash_list_says_when_by_whom_and_from_where(
         found
     )
     await browser_thread.run(page.close)
+
+
+async def test_the_review_page_at_1280_px_decides_then_undoes_from_recent_decisions(
+    site: Relay, admin_context: BrowserContext, browser_thread: BrowserThread
+) -> None:
+    page = await browser_thread.run(admin_context.new_page)
+    doc_id = await site.doc_id(site.tokens["edit"], folder=FOLDER, path="Projects/Ideas.md")
+    review = f"{site.http_url}/admin/suggestions/suggestion/document/{doc_id}/review/"
+
+    def decide_and_undo() -> dict[str, Any]:
+        page.set_viewport_size({"width": WIDTH, "height": 900})
+        page.goto(review)
+        page.wait_for_selector("#note-marked ins.sg")
+        note, cards = _box(page, "#note"), _box(page, "#suggestion-cards")
+        assert note is not None and cards is not None and not _overlap(note, cards)
+        with page.expect_navigation():
+            page.click(".card button.accept")
+        page.wait_for_selector("#recent-decisions")
+        page.screenshot(path=str(SCREENSHOTS / "review-recent-decisions-1280.png"), full_page=True)
+        after_accept = {
+            "accept_all": page.locator("#accept-all").count(),
+            "recent": page.inner_text("#recent-decisions"),
+            "marks": page.locator("#note-marked ins.sg").count(),
+        }
+        with page.expect_navigation():
+            page.click("#recent-decisions button.undo")
+        page.wait_for_selector("#note-marked ins.sg")
+        page.screenshot(path=str(SCREENSHOTS / "review-after-undo-1280.png"), full_page=True)
+        return {
+            **after_accept,
+            "message": page.inner_text("ul.messagelist"),
+            "cards": page.locator(".card").count(),
+            "accept_all_after": page.locator("#accept-all").count(),
+        }
+
+    seen = await browser_thread.run(decide_and_undo)
+    assert seen["accept_all"] == 0 and seen["marks"] == 0, seen
+    assert "Recent decisions" in seen["recent"] and "accepted" in seen["recent"], seen
+    assert "Undone:" in seen["message"] and "pending again" in seen["message"], seen
+    assert seen["cards"] == 1 and seen["accept_all_after"] == 1, seen
+    await browser_thread.run(page.close)
