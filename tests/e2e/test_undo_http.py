@@ -33,6 +33,7 @@ _SETUP = """
 from django.contrib.auth.models import Permission, User
 review = Permission.objects.filter(codename__in=["view_suggestion", "review_suggestion"])
 User.objects.create_user("rita", password={password!r}, is_staff=True).user_permissions.set(review)
+User.objects.create_user("otto", password={password!r}, is_staff=True).user_permissions.set(review)
 intern = User.objects.create_user("ivan", password={password!r}, is_staff=True)
 intern.user_permissions.set(Permission.objects.filter(codename="view_suggestion"))
 print({marker!r} + "ok")
@@ -83,13 +84,13 @@ class Staff:
 @pytest.fixture(scope="module")
 def world(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     vault: Path = tmp_path_factory.mktemp("undo-vault")
-    for name in ("Single", "Bulk", "Edited"):
+    for name in ("Single", "Bulk", "Edited", "Race"):
         (vault / f"{name}.md").write_text(NOTE, encoding="utf-8")
     relay.import_vault(vault, folder=FOLDER)
     out = relay.manage("shell", "-c", _SETUP.format(password=PASSWORD, marker=_MARKER))
     assert _MARKER + "ok" in out
     paths = asyncio.run(relay.document_paths(relay.tokens["edit"], folder=FOLDER))
-    return {"doc_ids": {name: paths[f"{FOLDER}/{name}.md"] for name in ("Single", "Bulk", "Edited")}}
+    return {"doc_ids": {name: paths[f"{FOLDER}/{name}.md"] for name in ("Single", "Bulk", "Edited", "Race")}}
 
 
 def rows(relay: Relay, uids: list[str]) -> dict[str, Any]:
@@ -210,3 +211,40 @@ async def test_undo_is_refused_once_the_person_edited_the_settled_text(
     assert body["ok"] is True, body
     assert "{--" in await person.wait_text(contains="slow red++}")
     assert "sleepy old cat" in await person.text()
+
+
+async def test_two_reviewers_undoing_and_one_deciding_at_once_give_one_winner(
+    relay: Relay, world: dict[str, Any], yclients: YClientFactory
+) -> None:
+    doc_id = world["doc_ids"]["Race"]
+    person = await watch(relay, yclients, doc_id)
+    async with mcp_client(relay.http_url, relay.tokens["suggest"]) as assistant:
+        uid = await suggest(assistant, f"{FOLDER}/Race.md", "lazy dog", "sleepy cat")
+    with_markup = await person.wait_text(contains="sleepy cat++}")
+    rita, otto = await Staff.sign_in(relay.http_url, "rita"), await Staff.sign_in(relay.http_url, "otto")
+    pk = rows(relay, [uid])[uid]["pk"]
+    assert (
+        await rita.post(f"/admin/suggestions/suggestion/{pk}/decide/", {"decision": "reject"})
+    ).status_code == 302
+    await person.wait_text(contains="over the lazy dog.")
+    answers = await asyncio.gather(
+        rita.undo(uid),
+        otto.undo(uid),
+        otto.post(f"/admin/suggestions/suggestion/{pk}/decide/", {"decision": "accept"}),
+    )
+    undone = [body["ok"] for _, body in answers[:2]]
+    assert sorted(undone) == [False, True], answers[:2]
+    # the markup came back once; the late accept either lost (already rejected / being undone) or, if it ran
+    # after the undo, won cleanly on the pending row
+    row = rows(relay, [uid])[uid]
+    text = await person.text()
+    if row["status"] == "pending":
+        assert text == with_markup
+        assert row["history"] == [
+            "Rejected the suggestion",
+            "Undid the rejection: the suggestion is pending again",
+        ]
+    else:
+        assert row["status"] == "accepted" and "sleepy cat" in text and "{--" not in text
+        assert row["history"][-1] == "Accepted the suggestion"
+    assert text.count("sleepy cat") == 1
