@@ -162,6 +162,8 @@ LENSRELAY_REPAIR_SECONDS = _env_float("LENSRELAY_REPAIR_SECONDS", 2.0)
 LENSRELAY_COMPACT_AFTER_UPDATES = int(os.environ.get("LENSRELAY_COMPACT_AFTER_UPDATES", "500"))
 # Days a deleted entry stays in its folder's /_trash/ before `manage.py purge_trash` may remove it for good.
 LENSRELAY_TRASH_RETENTION_DAYS = _env_float("LENSRELAY_TRASH_RETENTION_DAYS", 30.0)
+# Seconds during which a reviewer's decision on a suggestion can be undone (suggestions/undoing.py).
+LENSRELAY_UNDO_SECONDS = _env_float("LENSRELAY_UNDO_SECONDS", 600.0)
 
 # Version history (lensrelay/history): a version after this many quiet seconds following edits, and the
 # retention: every version of the last KEEP_ALL_DAYS days, one per day before that, at most MAX per document.

@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.docstore.store import run_on_store
 from suggestions import admin_views, review_page
@@ -24,8 +24,10 @@ from suggestions.filetext import changed_lines
 from suggestions.models import Suggestion
 from suggestions.moving import delete_linking_paths
 from suggestions.permissions import can_review
+from suggestions.undoing import DECIDED, undo_refusal
 
 PREVIEW_CHARS = 40
+MAX_PREVIEW_HUNKS = 3
 
 
 def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
@@ -57,7 +59,30 @@ class StatusFilter(admin.SimpleListFilter):
         return queryset if value == self.ALL else queryset.filter(status=value)
 
 
-def _hunk_preview(old: str, new: str) -> SafeString:
+CONTEXT_PREVIEW_CHARS = 24
+
+
+def _clip_inline(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """Shortened, line breaks shown as ⏎, its edge spaces kept: they separate it from the words around."""
+    flat = text.replace("\n", "⏎")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _hunk_preview(old: str, new: str, before: str = "", after: str = "") -> SafeString:
+    """The change with a few words of the line around it, so ``+ main`` reads as where it goes."""
+    if before or after:
+        flat_before, flat_after = before.replace("\t", " "), after.replace("\t", " ")
+        return format_html(
+            '<span class="suggestion-context">{}</span>{}{}<span class="suggestion-context">{}</span>',
+            ("…" + flat_before[-CONTEXT_PREVIEW_CHARS:])
+            if len(flat_before) > CONTEXT_PREVIEW_CHARS
+            else flat_before,
+            format_html('<del class="suggestion-old">{}</del>', _clip_inline(old)) if old else "",
+            format_html('<ins class="suggestion-new">{}</ins>', _clip_inline(new)) if new else "",
+            (flat_after[:CONTEXT_PREVIEW_CHARS] + "…")
+            if len(flat_after) > CONTEXT_PREVIEW_CHARS
+            else flat_after,
+        )
     if old and new:
         return format_html(
             '<del class="suggestion-old">{}</del> → <ins class="suggestion-new">{}</ins>',
@@ -85,29 +110,51 @@ class SuggestionAdmin(admin.ModelAdmin):
     ordering = ("path", "created")
     list_select_related = ("folder", "decided_by")
     search_fields = ("path", "new_path", "old_text", "new_text", "note", "comment", "uid")
-    actions = ("accept_selected", "reject_selected", "clean_up_selected")
+    actions = ("accept_selected", "reject_selected", "undo_selected", "clean_up_selected")
+    # A reader's page: what, by whom, what became of it; the ids, session and positions stay folded away.
+    readonly_fields = ("what", "proposed")
     fieldsets = (
+        (None, {"fields": ("what", "proposed", "comment", "status", "decided_by", "decided_at", "note")}),
         (
-            None,
+            "Technical details",
             {
+                "classes": ("collapse",),
                 "fields": (
                     "uid",
-                    "kind",
-                    "status",
-                    "path",
-                    "new_path",
-                    "moves_folder",
-                    "folder",
                     "document",
-                    "created",
-                )
+                    "folder",
+                    "token",
+                    "client_name",
+                    "session_id",
+                    "tool",
+                    "superseded_by",
+                    "markup",
+                    "doc_id",
+                    "hunks",
+                ),
             },
         ),
-        ("Proposed by", {"fields": ("author", "token", "client_name", "session_id", "tool", "comment")}),
-        ("Decision", {"fields": ("decided_at", "decided_by", "note", "superseded_by")}),
-        ("Text", {"fields": ("old_text", "new_text", "markup")}),
-        ("Anchors", {"classes": ("collapse",), "fields": ("doc_id", "hunks")}),
     )
+
+    @admin.display(description="Suggestion")
+    def what(self, obj: Suggestion) -> str:
+        if obj.kind == Suggestion.Kind.MOVE:
+            return f"Move {obj.path} to {obj.new_path}" + (
+                " (a folder and all in it)" if obj.moves_folder else ""
+            )
+        if obj.kind == Suggestion.Kind.DELETE:
+            return f"Delete {obj.path}"
+        if obj.kind == Suggestion.Kind.CREATE:
+            return f"Create {obj.path}"
+        if obj.kind == Suggestion.Kind.REPLACE:
+            return f"Replace the content of {obj.path}"
+        parts = len(obj.hunks or [])
+        return f"Edit of {obj.path}" + (f" in {parts} places" if parts > 1 else "")
+
+    @admin.display(description="Proposed")
+    def proposed(self, obj: Suggestion) -> str:
+        client = f" ({obj.client_name})" if obj.client_name else ""
+        return f"by {obj.author}{client}, {review_page.age_of(obj.created)} ({obj.created:%Y-%m-%d %H:%M})"
 
     # -- permissions: browse with view (or review), decide with review; never add, edit or delete rows --
 
@@ -137,9 +184,13 @@ class SuggestionAdmin(admin.ModelAdmin):
         if obj.kind == Suggestion.Kind.REPLACE:
             return format_html("replace file: {}", changed_lines(obj.old_text, obj.new_text))
         hunks = obj.hunks or [{"old": obj.old_text, "new": obj.new_text}]
-        return format_html_join(
-            " · ", "{}", ((_hunk_preview(h.get("old", ""), h.get("new", "")),) for h in hunks)
-        )
+        shown = [
+            _hunk_preview(h.get("old", ""), h.get("new", ""), h.get("before", ""), h.get("after", ""))
+            for h in hunks[:MAX_PREVIEW_HUNKS]
+        ]
+        if len(hunks) > MAX_PREVIEW_HUNKS:
+            shown.append(format_html("… and {} more", len(hunks) - MAX_PREVIEW_HUNKS))
+        return format_html_join(mark_safe(" · "), "{}", ((piece,) for piece in shown))
 
     @admin.display(description="Age", ordering="created")
     def age(self, obj: Suggestion) -> str:
@@ -150,7 +201,7 @@ class SuggestionAdmin(admin.ModelAdmin):
         if not obj.is_pending:
             return ""
         url = reverse("admin:suggestions_suggestion_review", args=[obj.doc_id])
-        return format_html('<a class="button" style="white-space: nowrap" href="{}">Review document</a>', url)
+        return format_html('<a class="button" style="white-space: nowrap" href="{}">Review</a>', url)
 
     # -- the change page: diff in context, Accept / Reject ---------------------------------------------------
 
@@ -183,7 +234,13 @@ class SuggestionAdmin(admin.ModelAdmin):
                 name="suggestions_suggestion_decide_all",
             ),
         ]
-        return [decide, *review, *super().get_urls()]
+        undo = path(
+            "<str:uid>/undo/", self.admin_site.admin_view(self.undo_view), name="suggestions_suggestion_undo"
+        )
+        return [decide, undo, *review, *super().get_urls()]
+
+    def undo_view(self, request: HttpRequest, uid: str) -> HttpResponse:
+        return admin_views.undo_view(self, request, uid)
 
     def review_view(self, request: HttpRequest, doc_id: str) -> HttpResponse:
         return review_page.review_view(self, request, doc_id)
@@ -213,6 +270,11 @@ class SuggestionAdmin(admin.ModelAdmin):
             extra["note_max_chars"] = admin_views.NOTE_MAX_CHARS
             extra["review_url"] = reverse("admin:suggestions_suggestion_review", args=[suggestion.doc_id])
             extra["no_review_reason"] = review_page.NO_REVIEW_REASON
+            if suggestion.status in DECIDED:
+                refusal = undo_refusal(suggestion)
+                extra["undo_refusal"] = refusal or ""
+                extra["can_undo"] = refusal is None and self.has_review_permission(request)
+                extra["undo_url"] = reverse("admin:suggestions_suggestion_undo", args=[suggestion.uid])
             if suggestion.kind == Suggestion.Kind.DELETE and suggestion.is_pending:
                 # All of them, whichever folders the proposing token saw: it was not told of the others.
                 extra["linking"] = run_on_store(
@@ -233,6 +295,10 @@ class SuggestionAdmin(admin.ModelAdmin):
         self, request: HttpRequest, queryset: QuerySet[Suggestion]
     ) -> TemplateResponse | None:
         return admin_views.bulk_decide(self, request, queryset, accept=False)
+
+    @admin.action(description="Undo the decisions on selected suggestions", permissions=["review"])
+    def undo_selected(self, request: HttpRequest, queryset: QuerySet[Suggestion]) -> TemplateResponse | None:
+        return admin_views.bulk_undo(self, request, queryset)
 
     @admin.action(description="Clean up leftovers of selected stale suggestions", permissions=["review"])
     def clean_up_selected(

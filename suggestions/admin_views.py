@@ -16,7 +16,14 @@ from django.contrib.admin import ModelAdmin, helpers
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseNotAllowed
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseNotAllowed,
+    JsonResponse,
+)
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -44,6 +51,13 @@ from suggestions.models import Suggestion
 from suggestions.permissions import can_review
 from suggestions.review_page import summary
 from suggestions.selectors import next_pending_suggestion
+from suggestions.undoing import (
+    suggestion_batch_undo,
+    suggestion_bulk_undo,
+    suggestion_undo,
+    undo_refusal,
+    undo_window,
+)
 
 CONTENTS = "contents"
 NOTE_MAX_CHARS = 2000
@@ -272,7 +286,8 @@ def _note(request: HttpRequest) -> str:
 
 
 def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, object_id: str) -> HttpResponse:
-    """POST ``decision=accept|reject`` and an optional ``note``; back to the change page with a message."""
+    """POST ``decision=accept|reject`` and an optional ``note`` (or ``clean_up`` for a stale suggestion);
+    back to the page the reviewer came from, with a message."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     if not can_review(request.user):
@@ -281,8 +296,20 @@ def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, objec
     if suggestion is None:
         raise Http404(f"No suggestion with id {object_id}")
     choice = request.POST.get("decision")
-    if choice not in ("accept", "reject"):
-        return HttpResponseBadRequest("decision must be accept or reject")
+    if choice not in ("accept", "reject", "clean_up"):
+        return HttpResponseBadRequest("decision must be accept, reject or clean_up")
+    if choice == "clean_up":
+        cleaned = suggestion_clean_up(suggestion=suggestion, user=request.user)
+        target = f"{suggestion.get_kind_display().lower()} of {suggestion.path} ({suggestion.uid})"
+        if cleaned.ok:
+            model_admin.message_user(
+                request, f"Cleaned up the {target} ({cleaned.detail}).", messages.SUCCESS
+            )
+        else:
+            model_admin.message_user(
+                request, f"Could not clean up the {target}: {cleaned.reason}.", messages.ERROR
+            )
+        return redirect(after_decision_url(request, suggestion))
     decide = suggestion_accept if choice == "accept" else suggestion_reject
     decision = decide(suggestion=suggestion, user=request.user, note=_note(request))
     report(model_admin, request, [decision], accept=choice == "accept")
@@ -367,4 +394,58 @@ def bulk_clean_up(
     request.current_app = model_admin.admin_site.name
     return TemplateResponse(
         request, f"admin/{opts.app_label}/{opts.model_name}/clean_up_confirmation.html", context
+    )
+
+
+# -- undoing a decision ------------------------------------------------------------------------------------
+
+
+def undo_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, uid: str) -> HttpResponse:
+    """POST: undo the decision on the suggestion ``uid`` (``batch=1``: the whole bulk decision it was part
+    of). Answers JSON ``{ok, message}`` for the editor page; a form that sends ``next`` is redirected
+    there with the message instead."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not can_review(request.user):
+        return JsonResponse(
+            {"ok": False, "message": "Undoing a decision needs the review permission."}, status=403
+        )
+    suggestion = Suggestion.objects.filter(uid=uid).first()
+    if suggestion is None:
+        return JsonResponse({"ok": False, "message": f"No suggestion {uid}."}, status=404)
+    whole_batch = request.POST.get("batch") in ("1", "true", "yes")
+    undo = suggestion_batch_undo if whole_batch else suggestion_undo
+    result = undo(suggestion=suggestion, user=request.user)
+    wanted = request.POST.get("next", "")
+    if wanted and url_has_allowed_host_and_scheme(wanted, {request.get_host()}, request.is_secure()):
+        model_admin.message_user(request, result.message, messages.SUCCESS if result.ok else messages.ERROR)
+        return redirect(wanted)
+    return JsonResponse({"ok": result.ok, "message": result.message}, status=200 if result.ok else 409)
+
+
+def bulk_undo(
+    model_admin: ModelAdmin[Suggestion], request: HttpRequest, queryset: QuerySet[Suggestion]
+) -> TemplateResponse | None:
+    """Confirm, then undo the selected suggestions' decisions together: all of them or none."""
+    suggestions = list(queryset.order_by("created"))
+    if request.POST.get("post") == "yes":
+        result = suggestion_bulk_undo(suggestions=suggestions, user=request.user)
+        model_admin.message_user(request, result.message, messages.SUCCESS if result.ok else messages.ERROR)
+        return None
+    refusals = {s.pk: undo_refusal(s) for s in suggestions}
+    opts = model_admin.opts
+    context: dict[str, Any] = {
+        **model_admin.admin_site.each_context(request),
+        "title": "Undo the decisions on the selected suggestions?",
+        "opts": opts,
+        "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        "queryset": suggestions,
+        "will_undo": [s for s in suggestions if refusals[s.pk] is None],
+        "refused": [(s, refusals[s.pk]) for s in suggestions if refusals[s.pk] is not None],
+        "window": int(undo_window().total_seconds() // 60),
+        "media": model_admin.media,
+    }
+    request.current_app = model_admin.admin_site.name
+    return TemplateResponse(
+        request, f"admin/{opts.app_label}/{opts.model_name}/undo_confirmation.html", context
     )

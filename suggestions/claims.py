@@ -56,12 +56,23 @@ def _ours(claim: Claim) -> Any:
     return Suggestion.objects.filter(pk=claim.pk, status=claim.status, decided_at=claim.at)
 
 
-def settle_claim(*, claim: Claim, user: Any, note: str) -> Suggestion | None:
-    """Record the decision and its one history entry; None if the claim was taken over meanwhile."""
+def settle_claim(
+    *, claim: Claim, user: Any, note: str, undo: dict[str, Any] | None = None, batch: str = ""
+) -> Suggestion | None:
+    """Record the decision and its one history entry; None if the claim was taken over meanwhile.
+    ``undo`` is what undoing it needs (see suggestions/undo_record.py); ``batch`` names a bulk decision."""
     final = Status.ACCEPTED if claim.status == Status.ACCEPTING else Status.REJECTED
     reviewer = _reviewer(user)
     with transaction.atomic():
-        if not _ours(claim).update(status=final, decided_at=timezone.now(), decided_by=reviewer, note=note):
+        settled = _ours(claim).update(
+            status=final,
+            decided_at=timezone.now(),
+            decided_by=reviewer,
+            note=note,
+            undo=undo or {},
+            decision_batch=batch,
+        )
+        if not settled:
             return None
         row = Suggestion.objects.select_related("decided_by").get(pk=claim.pk)
         suggestion_decided.send(sender=Suggestion, pks=[claim.pk])
@@ -98,6 +109,76 @@ def already_decided(row: Suggestion | None) -> str:
     by = f" by {row.decided_by.get_username()}" if row.decided_by else ""
     if status in CLAIMED:
         return f"suggestion is already being {'accepted' if status == Status.ACCEPTING else 'rejected'}{by}"
+    if status == Status.UNDOING:
+        return f"suggestion's decision is being undone{by}"
     if status in (Status.ACCEPTED, Status.REJECTED):
         return f"suggestion is already {status}{by or ' in an editor'}"
     return f"suggestion is already {status}"
+
+
+# -- undoing a decision: the same one-winner rule --------------------------------------------------------
+
+DECIDED = (Status.ACCEPTED, Status.REJECTED)
+
+
+@dataclass(frozen=True)
+class UndoClaim:
+    """A won claim on undoing a decision, with the decision as it was, to put back if undo is refused."""
+
+    pk: int
+    at: datetime
+    previous_status: str
+    previous_at: datetime | None
+    previous_by: int | None
+
+
+def claim_undo(*, row: Suggestion, user: Any) -> UndoClaim | None:
+    """Claim undoing the decision ``row`` shows (its status and time as read): None if it changed since,
+    because someone else undid or decided it meanwhile."""
+    now = timezone.now()
+    won = Suggestion.objects.filter(
+        pk=row.pk, status=row.status, status__in=DECIDED, decided_at=row.decided_at
+    ).update(status=Status.UNDOING, decided_at=now, decided_by=_reviewer(user))
+    if not won:
+        return None
+    return UndoClaim(row.pk, now, row.status, row.decided_at, row.decided_by_id)
+
+
+def _undo_ours(claim: UndoClaim) -> Any:
+    return Suggestion.objects.filter(pk=claim.pk, status=Status.UNDOING, decided_at=claim.at)
+
+
+def release_undo(*, claim: UndoClaim) -> None:
+    """Undo was refused and nothing changed: the decision stands as it was."""
+    _undo_ours(claim).update(
+        status=claim.previous_status, decided_at=claim.previous_at, decided_by_id=claim.previous_by
+    )
+
+
+def settle_undo(*, claim: UndoClaim, user: Any, hunks: list[dict[str, Any]]) -> bool:
+    """The markup is back: the suggestion is pending again, and the history gains an entry beside the
+    decision's own (which stays)."""
+    undone = "acceptance" if claim.previous_status == Status.ACCEPTED else "rejection"
+    reviewer = _reviewer(user)
+    with transaction.atomic():
+        reopened = _undo_ours(claim).update(
+            status=Status.PENDING,
+            decided_at=None,
+            decided_by=None,
+            note="",
+            undo={},
+            decision_batch="",
+            hunks=hunks,
+        )
+        if not reopened:
+            return False
+        suggestion_decided.send(sender=Suggestion, pks=[claim.pk])
+        if reviewer is not None:
+            LogEntry.objects.log_actions(
+                user_id=reviewer.pk,
+                queryset=list(Suggestion.objects.filter(pk=claim.pk)),
+                action_flag=CHANGE,
+                change_message=f"Undid the {undone}: the suggestion is pending again",
+                single_object=True,
+            )
+    return True

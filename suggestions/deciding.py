@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ from suggestions.follow import deciding_here
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.moving import move_document, move_folder, remove_document
+from suggestions.undo_record import recorded, settled_regions
 
 logger = logging.getLogger(__name__)
 
@@ -36,13 +38,13 @@ STALE_GONE = "suggestion no longer found in document"
 STALE_PARTIAL = "part of the suggestion's markup was edited away"
 
 
-def _decide_markup(room: Room, suggestion: Suggestion, *, accept: bool) -> None:
+def _decide_markup(room: Room, suggestion: Suggestion, *, accept: bool) -> list[dict[str, Any]]:
     """Accept or reject the suggestion's own marks, only if they are still exactly what was proposed.
 
     Each hunk's recorded old and new text is compared with the markup first: if a person typed inside
     it, accepting would delete their words with the proposed ones, so the suggestion is stale instead
     and nothing changes. Only marks carrying this suggestion's id are touched; a comment or another
-    suggestion that merely touches them stays.
+    suggestion that merely touches them stays. Returns what undo needs to write the markup back.
     """
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
@@ -54,15 +56,15 @@ def _decide_markup(room: Room, suggestion: Suggestion, *, accept: bool) -> None:
     mismatch = markup_mismatch(raw, suggestion)
     if mismatch is not None:
         raise StaleSuggestion(mismatch)
-    spans: list[Span] = []
-    for change in changes:
-        spans += accept_edits(raw, change) if accept else reject_edits(raw, change)
+    per_change = [accept_edits(raw, c) if accept else reject_edits(raw, c) for c in changes]
+    spans: list[Span] = [span for change_spans in per_change for span in change_spans]
     deciding_here(room.store, room.doc_id, suggestion.uid)
     with room.transact():
         current = raw
         for span in sorted(spans, key=lambda s: s.start, reverse=True):
             text_delete(ytext, current=current, start=span.start, end=span.end)
             current = current[: span.start] + current[span.end :]
+    return recorded(current, settled_regions(raw, per_change))
 
 
 @dataclass
@@ -82,10 +84,28 @@ def _apply_row(target: Suggestion, row: Suggestion | None) -> Suggestion:
     return target
 
 
-async def _change_document(store: DocStore, suggestion: Suggestion, *, accept: bool) -> str:
-    """Carry out the decision in the live documents; returns what it did. Raises SuggestionError."""
+NOTHING_TO_UNDO: dict[str, Any] = {}
+# A decision that changed no document (a rejected move, delete or file replacement) is undone by making the
+# row pending again.
+NOTHING_CHANGED: dict[str, Any] = {"regions": []}
+
+
+def _deleted_by(suggestion: Suggestion, user: Any) -> str:
+    """Who deleted a note by deciding: what the trash shows."""
+    name = user.get_username() if getattr(user, "pk", None) else "a reviewer"
+    verb = "accepting" if suggestion.kind == Suggestion.Kind.DELETE else "rejecting"
+    return f"{name} ({verb} {suggestion.author}'s suggestion {suggestion.uid})"
+
+
+async def _change_document(
+    store: DocStore, suggestion: Suggestion, *, accept: bool, user: Any = None
+) -> tuple[str, dict[str, Any]]:
+    """Carry out the decision in the live documents; returns what it did and how to undo it (empty when
+    undo is not offered). Raises SuggestionError."""
     if suggestion.moves_folder:
-        return f"{await move_folder(store, suggestion)} links rewritten" if accept else ""
+        if accept:
+            return f"{await move_folder(store, suggestion)} links rewritten", NOTHING_TO_UNDO
+        return "", NOTHING_CHANGED
     index = path_index(store)
     await index.ensure()
     entry = index.by_doc_id(suggestion.doc_id)
@@ -100,37 +120,42 @@ async def _change_document(store: DocStore, suggestion: Suggestion, *, accept: b
         # No markup in the file: rejecting changes nothing, accepting writes the new content.
         if accept:
             await file_replacement_apply(store, entry, suggestion)
-        return ""
+            return "", NOTHING_TO_UNDO
+        return "", NOTHING_CHANGED
     if suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):
         room = await store.get(suggestion.doc_id)
         if room is None:
             raise StaleSuggestion("the document no longer exists")
-        _decide_markup(room, suggestion, accept=accept)
+        regions = _decide_markup(room, suggestion, accept=accept)
         await room.flushed()
         if suggestion.kind == Suggestion.Kind.CREATE and not accept:
-            await remove_document(store, entry)
-    elif suggestion.kind == Suggestion.Kind.MOVE and accept:
+            await remove_document(store, entry, by=_deleted_by(suggestion, user))
+            return "", NOTHING_TO_UNDO
+        return "", {"regions": regions}
+    if suggestion.kind == Suggestion.Kind.MOVE and accept:
         links = await move_document(store, entry, suggestion.new_path)
-        return f"{links} links rewritten"
-    elif suggestion.kind == Suggestion.Kind.DELETE and accept:
-        await remove_document(store, entry)
-    return ""
+        return f"{links} links rewritten", NOTHING_TO_UNDO
+    if suggestion.kind == Suggestion.Kind.DELETE and accept:
+        await remove_document(store, entry, by=_deleted_by(suggestion, user))
+        return "", NOTHING_TO_UNDO
+    return "", NOTHING_CHANGED
 
 
 async def suggestion_decide(
-    *, store: DocStore, suggestion: Suggestion, user: Any, accept: bool, note: str = ""
+    *, store: DocStore, suggestion: Suggestion, user: Any, accept: bool, note: str = "", batch: str = ""
 ) -> Decision:
     """Accept or reject one pending suggestion in the live document, exactly once.
 
     The decision is claimed in the database first (see suggestions/claims.py), so of reviewers racing
     in any number of processes one changes the document and the others are told who decided; a stale
-    suggestion is marked and refused, and a refused change leaves it pending.
+    suggestion is marked and refused, and a refused change leaves it pending. ``batch`` names a bulk
+    decision, so that it can be undone as a whole.
     """
     claim = await store.db(claim_decision, pk=suggestion.pk, accept=accept, user=user)
     if not isinstance(claim, Claim):
         return Decision(_apply_row(suggestion, claim), False, already_decided(claim))
     try:
-        detail = await _change_document(store, suggestion, accept=accept)
+        detail, undo = await _change_document(store, suggestion, accept=accept, user=user)
     except StaleSuggestion as exc:
         await store.db(stale_claim, claim=claim)
         suggestion.status, suggestion.decided_by = Suggestion.Status.STALE, None
@@ -141,7 +166,7 @@ async def suggestion_decide(
     except BaseException:
         await store.db(release_claim, claim=claim)
         raise
-    row = await store.db(settle_claim, claim=claim, user=user, note=note)
+    row = await store.db(settle_claim, claim=claim, user=user, note=note, undo=undo, batch=batch)
     if row is None:
         logger.warning("the decision on suggestion %s was taken over while it was applied", suggestion.uid)
         return Decision(suggestion, False, "the decision took too long and was taken over by another")
@@ -151,8 +176,9 @@ async def suggestion_decide(
 async def suggestion_bulk_decide(
     *, store: DocStore, suggestions: Sequence[Suggestion], user: Any, accept: bool, note: str = ""
 ) -> list[Decision]:
+    batch = uuid.uuid4().hex if len(suggestions) > 1 else ""
     return [
-        await suggestion_decide(store=store, suggestion=s, user=user, accept=accept, note=note)
+        await suggestion_decide(store=store, suggestion=s, user=user, accept=accept, note=note, batch=batch)
         for s in suggestions
     ]
 

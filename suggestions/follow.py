@@ -124,6 +124,11 @@ def deciding_here(store: DocStore, doc_id: str, uid: str) -> None:
     store.attached(_DecidedHere).uids.setdefault(doc_id, set()).add(uid)
 
 
+def not_deciding_here(store: DocStore, doc_id: str, uid: str) -> None:
+    """The suggestion is pending again (its decision was undone): follow its markup like any other's."""
+    store.attached(_DecidedHere).uids.get(doc_id, set()).discard(uid)
+
+
 def _follower(store: DocStore) -> Later:
     async def follow(doc_id: str) -> None:
         await _unheld(store, doc_id)

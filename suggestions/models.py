@@ -31,6 +31,8 @@ class Suggestion(models.Model):
         # A reviewer has claimed the decision and the document is being changed (see suggestions/claims.py).
         ACCEPTING = "accepting", "Being accepted"
         REJECTING = "rejecting", "Being rejected"
+        # A reviewer has claimed undoing the decision; its markup is being written back (suggestions/undoing).
+        UNDOING = "undoing", "Being undone"
         ACCEPTED = "accepted", "Accepted"
         REJECTED = "rejected", "Rejected"
         SUPERSEDED = "superseded", "Superseded"
@@ -72,6 +74,15 @@ class Suggestion(models.Model):
     )
     note = models.TextField(blank=True, help_text="The reviewer's note, shown to the assistant")
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    undo = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="How to undo the last decision: what it removed from the text and the Yjs positions around "
+        "the text it left (empty: nothing to undo from here)",
+    )
+    decision_batch = models.CharField(
+        max_length=32, blank=True, db_index=True, help_text="Shared by the suggestions of one bulk decision"
+    )
 
     class Meta:
         ordering: ClassVar = ["-created"]

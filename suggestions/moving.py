@@ -22,14 +22,14 @@ from suggestions.models import Suggestion
 from suggestions.proposing import Proposer, suggestion_propose_move_or_delete
 
 
-async def remove_document(store: DocStore, entry: DocEntry, *, force: bool = True) -> None:
+async def remove_document(store: DocStore, entry: DocEntry, *, force: bool = True, by: str = "") -> None:
     """Carry out an accepted delete (or a rejected create): the document goes to its folder's trash.
 
     Forced by default: the links were checked when the delete was proposed, and the reviewer decided; a
     refusal (`force=False`) is a SuggestionError naming the linking notes, so the decision is not taken.
     """
     try:
-        await documents_trash(store=store, doc_ids=[entry.doc_id], force=force)
+        await documents_trash(store=store, doc_ids=[entry.doc_id], force=force, by=by)
     except DeleteRefused as exc:
         raise SuggestionError(f"Error: {exc}") from exc
 

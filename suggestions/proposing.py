@@ -24,10 +24,11 @@ from lensrelay.models import Document, Folder
 from lensrelay.sync.presence import show_assistant
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import DocEntry, path_index
-from suggestions.accepted_view import build_accepted_view
+from suggestions.accepted_view import AcceptedView, build_accepted_view
 from suggestions.criticmarkup import (
     CLOSE_ADDITION,
     contains_delimiters,
+    mark_id,
     own_changes,
     parse,
     render_addition,
@@ -188,14 +189,42 @@ def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> N
             current = apply_raw_edits(current, edits)
 
 
-def _hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
+HUNK_CONTEXT_CHARS = 40
+
+
+def _context(view: AcceptedView, uid: str) -> list[tuple[str, str]]:
+    """The text around each of the suggestion's changes as a reader sees it (everything accepted), within
+    its line: what the suggestion list shows beside the change."""
+    around = []
+    for change, (start, end) in zip(view.changes, view.change_spans, strict=True):
+        if any(mark_id(m) == uid for m in change.all_marks):
+            before = view.text[max(0, start - HUNK_CONTEXT_CHARS) : start]
+            after = view.text[end : end + HUNK_CONTEXT_CHARS]
+            around.append((before[before.rfind("\n") + 1 :], after.split("\n", 1)[0]))
+    return around
+
+
+def hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
     records = []
-    for change in own_changes(raw, uid):
+    changes = own_changes(raw, uid)
+    around = _context(build_accepted_view(raw), uid)
+    if len(around) != len(changes):
+        around = [("", "")] * len(changes)
+    for change, (before, after) in zip(changes, around, strict=True):
         start = StickyIndex.new(ytext, byte_offset(raw, change.start), Assoc.AFTER)
         end = StickyIndex.new(ytext, byte_offset(raw, change.end), Assoc.BEFORE)
-        records.append({"old": change.old, "new": change.new, "start": start.to_json(), "end": end.to_json()})
+        records.append(
+            {
+                "old": change.old,
+                "new": change.new,
+                "start": start.to_json(),
+                "end": end.to_json(),
+                "before": before,
+                "after": after,
+            }
+        )
     return records
 
 
@@ -277,7 +306,7 @@ async def suggestion_propose_edits(
     # Until the rows say what happened, the follower must not read the superseded markup as decided.
     async with holding(store, entry.doc_id):
         _write_plan(room, raw, [plan.edits] + ([[reply]] if reply else []))
-        records = _hunk_records(room, row.uid)
+        records = hunk_records(room, row.uid)
         row.hunks = records
         row.old_text = "\n…\n".join(r["old"] for r in records)
         row.new_text = "\n…\n".join(r["new"] for r in records)
@@ -336,7 +365,7 @@ async def suggestion_propose_create(
     room = await store.get(document.doc_id)
     if room is None:
         raise SuggestionError(f"Error: {entry.user_path} could not be created.")
-    row.hunks = _hunk_records(room, row.uid)
+    row.hunks = hunk_records(room, row.uid)
     row.markup = body
     await store.db(_save_suggestion, row, [])
     return row

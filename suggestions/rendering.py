@@ -74,13 +74,17 @@ class RenderedNote:
         return None
 
 
-def _numbers(changes: list[Change]) -> list[int]:
-    """1, 2, 3… in order of appearance, one number per suggestion id (changes without one count alone)."""
-    given: dict[str, int] = {}
+def _numbers(changes: list[Change], numbering: dict[str, int] | None = None) -> list[int]:
+    """1, 2, 3… in order of appearance, one number per suggestion id (changes without one count alone);
+    ``numbering`` fixes the numbers of the ids it names, the others follow its highest."""
+    given: dict[str, int] = dict(numbering or {})
+    following = max(given.values(), default=0) + 1
     numbers = []
     for index, change in enumerate(changes):
         uid = suggestion_uid(change) or f"#{index}"
-        numbers.append(given.setdefault(uid, len(given) + 1))
+        if uid not in given:
+            given[uid], following = following, following + 1
+        numbers.append(given[uid])
     return numbers
 
 
@@ -221,14 +225,17 @@ def _safe_uid(change: Change) -> bool:
     return re.fullmatch(r"[0-9A-Za-z_-]{0,64}", suggestion_uid(change)) is not None
 
 
-def render_note(raw: str, *, resolve: LinkResolver | None = None) -> RenderedNote:
-    """Render a note's raw text (CriticMarkup included) for review."""
+def render_note(
+    raw: str, *, resolve: LinkResolver | None = None, numbering: dict[str, int] | None = None
+) -> RenderedNote:
+    """Render a note's raw text (CriticMarkup included) for review; ``numbering`` gives suggestion ids
+    their numbers (by default 1, 2, 3… in order of appearance)."""
     changes = [c for c in parse_changes(raw) if _safe_uid(c)]
     md = _renderer(resolve)
     clean = _STRAY_RE.sub("", raw)
     if len(clean) != len(raw):
         changes = [c for c in parse_changes(clean) if _safe_uid(c)]
-    numbers = _numbers(changes)
+    numbers = _numbers(changes, numbering)
     html = md.render(_markdown_source(_marked_source(clean, changes)))
     marked = _sanitize(_PLACEHOLDER_RE.sub(_tags_for(changes, numbers), html))
     return RenderedNote(

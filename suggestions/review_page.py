@@ -26,12 +26,16 @@ from django.utils.timesince import timesince
 from lensrelay.docstore import persistence
 from lensrelay.links.resolve import LinkIndex, LinkTarget
 from lensrelay.models import Document
+from suggestions.criticmarkup import parse_changes
 from suggestions.deciding import Decision, suggestion_bulk
 from suggestions.diff import unified_diff
+from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
 from suggestions.rendering import RenderedNote, change_summary, render_note, suggestion_uid
-from suggestions.selectors import next_document_with_pending, pending_of_document
+from suggestions.selectors import next_document_with_pending, pending_of_document, stale_of_document
+from suggestions.undo_record import located
+from suggestions.undoing import recent_decisions, undo_window
 
 NOTE_MAX_CHARS = 2000
 POLL_MILLISECONDS = 1500
@@ -43,7 +47,7 @@ NO_REVIEW_REASON = (
 
 @dataclass
 class Card:
-    """One pending suggestion beside the note."""
+    """One suggestion beside the note: pending, or stale while its (broken) markup is still in the note."""
 
     suggestion: Suggestion
     number: int | None  # its mark's number in the note, None when it has no mark (move, delete)
@@ -51,6 +55,21 @@ class Card:
     in_note: bool
     comment: str
     diff: str = ""  # a file replacement's change (the file holds no markup to show it in place)
+    stale_reason: str = ""  # why a stale suggestion cannot be accepted or rejected as proposed
+
+    @property
+    def stale(self) -> bool:
+        return self.suggestion.status == Suggestion.Status.STALE
+
+
+@dataclass
+class RecentDecision:
+    """A decision on this document that can still be undone; a bulk one is listed once, as a whole."""
+
+    suggestion: Suggestion
+    count: int  # suggestions decided together (1: decided alone)
+    age: str
+    number: int | None = None
 
 
 @dataclass
@@ -62,6 +81,43 @@ class DocumentReview:
     cards: list[Card] = field(default_factory=list)
     version: str = ""
     pending: int = 0
+    recent: list[RecentDecision] = field(default_factory=list)
+
+    @property
+    def decidable(self) -> int:
+        """Cards Accept all / Reject all would decide (stale ones cannot be)."""
+        return sum(1 for card in self.cards if not card.stale)
+
+
+def _recent(rows: list[Suggestion], numbering: dict[str, int]) -> list[RecentDecision]:
+    listed: list[RecentDecision] = []
+    batches: dict[str, RecentDecision] = {}
+    for row in rows:
+        if row.decision_batch and row.decision_batch in batches:
+            batches[row.decision_batch].count += 1
+            continue
+        entry = RecentDecision(row, 1, age_of(row.decided_at), numbering.get(row.uid))
+        listed.append(entry)
+        if row.decision_batch:
+            batches[row.decision_batch] = entry
+    return listed
+
+
+def document_numbering(raw: str, decided: list[Suggestion]) -> dict[str, int]:
+    """Each suggestion's number: 1, 2, 3… in the order its marks stand in the note, counting the ones
+    decided within the undo window where they stood, so numbers stay put while a reviewer decides."""
+    positions: dict[str, int] = {}
+    for change in parse_changes(raw):
+        uid = suggestion_uid(change)
+        if uid:
+            positions.setdefault(uid, change.start)
+    for row in decided:
+        regions = (row.undo or {}).get("regions") or []
+        if regions and row.uid not in positions:
+            found = located(raw, regions[0])
+            positions[row.uid] = found if found is not None else int(regions[0].get("at", 0))
+    ordered = sorted(positions, key=lambda uid: positions[uid])
+    return {uid: number for number, uid in enumerate(ordered, start=1)}
 
 
 def _link_resolver(document: Document | None) -> Any:
@@ -99,28 +155,56 @@ def document_review(*, doc_id: str, unless_version: str | None = None) -> Docume
         raise Http404("No such document")
     path = document.user_path if document is not None else pending[0].path
     raw = persistence.stored_text(doc_id)
+    decided = recent_decisions(doc_id=doc_id)
+    in_text = {suggestion_uid(c) for c in parse_changes(raw)} - {""} if raw else set()
+    # A suggestion a person typed inside is stale, but its marks are still in the note: it keeps a card.
+    stale = [s for s in stale_of_document(doc_id=doc_id) if s.uid in in_text]
     fingerprint = hashlib.sha256(
-        "\x00".join([raw or "", *(f"{s.uid}:{s.status}" for s in pending)]).encode()
+        "\x00".join(
+            [
+                raw or "",
+                *(f"{s.uid}:{s.status}" for s in [*pending, *stale]),
+                *(f"{s.uid}:{s.status}" for s in decided),
+            ]
+        ).encode()
     ).hexdigest()[:16]
     if fingerprint == unless_version:
         return DocumentReview(doc_id, path, document, None, [], fingerprint, pending=len(pending))
+    numbering = document_numbering(raw or "", decided)
     markdown = document is None or document.type == "markdown"
-    rendered = render_note(raw, resolve=_link_resolver(document)) if raw is not None and markdown else None
+    rendered = (
+        render_note(raw, resolve=_link_resolver(document), numbering=numbering)
+        if raw is not None and markdown
+        else None
+    )
     comments: dict[str, str] = {}
     for change in rendered.changes if rendered else []:
         comments.setdefault(suggestion_uid(change), change_summary(change)["comment"])
     cards = [
         Card(
             s,
-            rendered.number_of(s.uid) if rendered else None,
+            numbering.get(s.uid) if s.uid in in_text else None,
             age_of(s.created),
             s.uid in comments,
             comments.get(s.uid) or s.comment,
             unified_diff(s.old_text, s.new_text, path=s.path) if s.kind == Suggestion.Kind.REPLACE else "",
+            (markup_mismatch(raw or "", s) or "its markup was edited")
+            if s.status == Suggestion.Status.STALE
+            else "",
         )
-        for s in pending
+        for s in [*pending, *stale]
     ]
-    return DocumentReview(doc_id, path, document, rendered, cards, fingerprint, pending=len(pending))
+    cards.sort(key=lambda card: (card.number is None, card.number or 0, card.suggestion.created))
+    return DocumentReview(
+        doc_id,
+        path,
+        document,
+        rendered,
+        cards,
+        fingerprint,
+        pending=len(pending),
+        recent=_recent(decided, numbering),
+    )
 
 
 def _context(
@@ -133,6 +217,8 @@ def _context(
         "no_review_reason": "" if can_decide else NO_REVIEW_REASON,
         "note_max_chars": NOTE_MAX_CHARS,
         "here": reverse("admin:suggestions_suggestion_review", args=[review.doc_id]),
+        "undo_minutes": max(1, int(undo_window().total_seconds() // 60)),
+        "decide_all_url": reverse("admin:suggestions_suggestion_decide_all", args=[review.doc_id]),
     }
 
 
@@ -194,7 +280,7 @@ def decide_all_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, d
     back = reverse("admin:suggestions_suggestion_review", args=[doc_id])
     if request.method == "POST" and request.POST.get("post") == "yes":
         chosen = set(request.POST.getlist("uid"))
-        suggestions = [c.suggestion for c in review.cards if c.suggestion.uid in chosen]
+        suggestions = [c.suggestion for c in review.cards if c.suggestion.uid in chosen and not c.stale]
         note = request.POST.get("note", "").strip()[:NOTE_MAX_CHARS]
         decisions = suggestion_bulk(suggestions=suggestions, user=request.user, accept=accept, note=note)
         level = messages.SUCCESS if all(d.ok for d in decisions) else messages.WARNING

@@ -157,6 +157,12 @@ def pending_of_document(*, doc_id: str) -> list[Suggestion]:
     return list(pending_suggestions().filter(doc_id=doc_id).order_by("created"))
 
 
+def stale_of_document(*, doc_id: str) -> list[Suggestion]:
+    return list(
+        Suggestion.objects.filter(doc_id=doc_id, status=Suggestion.Status.STALE, kind=Suggestion.Kind.EDIT)
+    )
+
+
 def pending_of_folder(*, folder_id: int, limit: int = 100) -> list[Suggestion]:
     return list(pending_suggestions().filter(folder_id=folder_id).order_by("created")[:limit])
 

@@ -7,5 +7,6 @@ from django.dispatch import Signal
 # Sent with `pks` (suggestion ids) inside the transaction that records their final decision (accepted,
 # rejected, stale or superseded), whoever made it: a reviewer in the admin, an editor removing the markup, a
 # clean-up, a version restore that removed the markup, a later edit that superseded it. Every path that
-# takes a suggestion out of pending sends it, so its session always hears.
+# takes a suggestion out of pending sends it, so its session always hears. An undone decision sends it too
+# (the status is pending again, suggestions/undoing.py).
 suggestion_decided = Signal()

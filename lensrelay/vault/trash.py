@@ -9,12 +9,17 @@ admin lists it ("In the trash"); `manage.py purge_trash` removes it for good (`l
 
 A delete of a note that notes outside what is deleted still link to is refused, naming them, unless
 forced: their links would stop resolving.
+
+Each trashed entry says when (`trashed_at`, unix ms, as lens-relay writes it), by whom (`trashed_by`,
+the person or service that deleted it, when known) and from where (its original path) — what the admin's
+trash list shows (`trash_details`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from lensrelay.access.auth import Access
 from lensrelay.docstore import folderdoc, trashdoc
@@ -26,6 +31,8 @@ from lensrelay.vault.backlinks import backlink_indexer
 from lensrelay.vault.folders import mirror_folder
 from lensrelay.vault.moves import MoveRefused, moves_lock, plan_move
 from lensrelay.vault.paths import DocEntry, path_index
+
+TRASHED_BY = "trashed_by"
 
 
 class DeleteRefused(ValueError):
@@ -96,9 +103,15 @@ def _with_subtrees(index_entries: Iterable[DocEntry], picked: list[DocEntry]) ->
 
 
 async def documents_trash(
-    *, store: DocStore, doc_ids: Iterable[str], force: bool = False, access: Access | None = None
+    *,
+    store: DocStore,
+    doc_ids: Iterable[str],
+    force: bool = False,
+    access: Access | None = None,
+    by: str = "",
 ) -> TrashReport:
-    """Move documents (and sub-folders with everything in them) to their folders' trash.
+    """Move documents (and sub-folders with everything in them) to their folders' trash; ``by`` names who
+    deleted them (a person, or what did it on their behalf), recorded on each entry.
 
     Raises DeleteRefused, changing nothing, when notes outside what is deleted link into it and not
     `force`; with `access`, only linking notes in folders it sees refuse (others would be an existence
@@ -130,6 +143,10 @@ async def documents_trash(
                 continue
             with room.transact():
                 trashdoc.move_to_trash(room.doc, moves, stamp)
+                if by:
+                    for trashed_path in moves.values():
+                        meta = folderdoc.entry_meta(room.doc, path=trashed_path)
+                        folderdoc.put_entry(room.doc, path=trashed_path, meta={**meta, TRASHED_BY: by})
             await room.flushed()
             await mirror_folder(store, folder_id=folder_id, room=room)
             report.trashed.update({folder_name + old: folder_name + new for old, new in moves.items()})
@@ -193,3 +210,36 @@ def _trashed_row(doc_id: str) -> Document:
     if not trashdoc.is_trashed(row.path):
         raise RestoreRefused(f"{row.user_path} is not in the trash.")
     return row
+
+
+@dataclass(frozen=True)
+class TrashDetails:
+    """When, by whom and from where an entry was deleted (None / "" when not known)."""
+
+    trashed_at: datetime | None
+    by: str
+    original: str
+
+
+async def trash_details(*, store: DocStore, rows: Iterable[Document]) -> dict[str, TrashDetails]:
+    """The trash details of document rows (doc id -> details), read from their folder documents."""
+    by_folder: dict[str, list[Document]] = {}
+    for row in rows:
+        if trashdoc.is_trashed(row.path):
+            by_folder.setdefault(row.folder.doc_id, []).append(row)
+    found: dict[str, TrashDetails] = {}
+    for folder_doc_id, folder_rows in by_folder.items():
+        room = await store.get(folder_doc_id)
+        if room is None:
+            continue
+        trashed = trashdoc.trashed_entries(room.doc)
+        for row in folder_rows:
+            item = trashed.get(row.path)
+            if item is None:
+                continue
+            who = folderdoc.entry_meta(room.doc, path=row.path).get(TRASHED_BY)
+            when = datetime.fromtimestamp(item.trashed_at / 1000, tz=UTC) if item.trashed_at else None
+            found[row.doc_id] = TrashDetails(
+                when, who if isinstance(who, str) else "", row.folder.name + item.original
+            )
+    return found

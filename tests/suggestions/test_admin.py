@@ -171,9 +171,11 @@ async def test_changelist_shows_preview_age_and_filters_and_searches_text(
     response = await reviewer.get(CHANGELIST)
     assert response.status_code == 200
     page = response.content.decode()
+    # each change with the words around it on its line, not a bare "+ main"
     assert (
-        '<del class="suggestion-old">quick brown</del> → <ins class="suggestion-new">slow red</ins>' in page
-    )
+        '<span class="suggestion-context">The </span><del class="suggestion-old">quick brown</del>'
+        '<ins class="suggestion-new">slow red</ins><span class="suggestion-context"> fox jumps over the lazy…'
+    ) in page
     assert "Lens/Fox.md" in page and "just now" in page
     for heading in ("By status", "By kind", "By folder", "By author", "By created"):
         assert heading in page, heading
@@ -469,3 +471,40 @@ async def test_bulk_reject_through_its_confirmation(store: Any, fox: Any, review
     assert messages_of(acted) == ["2 rejected"]
     assert await raw_text(store, fox) == ORIGINAL
     assert {(await refreshed(s)).status for s in (quick, lazy)} == {"rejected"}
+
+
+async def test_the_suggestion_page_reads_as_a_summary_with_technical_details_folded_away(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    suggestion = await propose(store, fox, ("quick brown", "slow red"))
+    await Suggestion.objects.filter(pk=suggestion.pk).aupdate(session_id="sess-0123456789abcdef")
+    page = (await reviewer.get(change_url(suggestion))).content.decode()
+    assert '<div class="readonly">Edit of Lens/Fox.md</div>' in page
+    assert '<div class="readonly">by claude, just now (' in page
+    # the session id and the Yjs anchors are still there for whoever needs them, folded away
+    folded = page[page.index("Technical details") :]
+    head = page[: page.index("Technical details")]
+    assert "sess-0123456789abcdef" in folded and "sess-0123456789abcdef" not in head
+    assert '"start"' not in head and "&quot;start&quot;" in folded
+    assert "<details" in page[page.index("Technical details") - 400 : page.index("Technical details")]
+
+    # decided: the page offers to undo it, and says why not once it cannot be
+    await reviewer.post(decide_url(suggestion), {"decision": "accept"})
+    page = (await reviewer.get(change_url(suggestion))).content.decode()
+    assert 'id="suggestion-undo-button"' in page and f'action="{CHANGELIST}{suggestion.uid}/undo/"' in page
+    undone = await reviewer.post(
+        f"{CHANGELIST}{suggestion.uid}/undo/", {"next": change_url(suggestion)}, follow=True
+    )
+    assert messages_of(undone)[0].startswith("Undone: ")
+    assert 'id="suggestion-accept"' in undone.content.decode()
+
+
+async def test_an_insertion_in_the_list_shows_where_it_goes(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    await propose(store, fox, ("jumps over", "jumps right over"))
+    page = (await reviewer.get(CHANGELIST)).content.decode()
+    assert (
+        '<span class="suggestion-context">…e quick brown fox jumps </span>'
+        '<ins class="suggestion-new">right </ins><span class="suggestion-context">over the lazy dog.</span>'
+    ) in page

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
+from pycrdt import Text
 
 from lensrelay.access.tokens import token_create
+from lensrelay.docstore.offsets import text_insert
+from lensrelay.docstore.texts import CONTENTS
 from lensrelay.models import Folder
 from lensrelay.vault.documents import document_create
 from suggestions.deciding import Decision
@@ -177,7 +182,7 @@ async def test_the_list_opens_on_pending_and_filters_by_document(
     await reviewer.post(f"{CHANGELIST}{quick.pk}/decide/", {"decision": "reject"})
     await propose(store, fox, ("lazy dog", "sleepy cat"))
     page = (await reviewer.get(CHANGELIST)).content.decode()
-    assert "sleepy cat" in page and "slow red" not in page and "Review document" in page
+    assert "sleepy cat" in page and "slow red" not in page and "Review" in page
     everything = (await reviewer.get(CHANGELIST, {"status": "all"})).content.decode()
     assert "sleepy cat" in everything and "slow red" in everything
     by_document = await reviewer.get(CHANGELIST, {"document__id__exact": fox.pk, "status": "all"})
@@ -214,3 +219,110 @@ async def test_reject_all_restores_the_note(store: Any, fox: Any, reviewer: Asyn
     )
     assert messages_of(acted) == ["2 rejected"]
     assert await raw_text(store, fox) == ORIGINAL + "\nSee [[Welcome]].\n"
+
+
+# -- defects found trying the page as a new user would ---------------------------------------------------
+
+
+def _card_order(page: str) -> list[str]:
+    return re.findall(r'<section class="card[^"]*" data-uid="([0-9a-f]+)"', page)
+
+
+def _badge_of_card(page: str, uid: str) -> str:
+    section = page[page.index(f'id="card-{uid}"') :]
+    return re.search(r'<span class="sg-badge">(\d+)</span>', section).group(1)  # type: ignore[union-attr]
+
+
+async def test_cards_are_numbered_in_document_order_and_keep_their_numbers_after_a_decision(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    # proposed last-in-the-text first: the cards used to come in proposal order, numbered 2, 1, 3
+    lazy = await propose(store, fox, ("lazy dog", "sleepy cat"))
+    quick = await propose(store, fox, ("quick brown", "slow red"))
+    bold = await propose(store, fox, ("more", "less"))
+    page = (await reviewer.get(review_url(fox.doc_id))).content.decode()
+    assert _card_order(page) == [quick.uid, lazy.uid, bold.uid]
+    assert [_badge_of_card(page, s.uid) for s in (quick, lazy, bold)] == ["1", "2", "3"]
+    assert (
+        f'data-change="1" data-uid="{quick.uid}"' in page and f'data-change="2" data-uid="{lazy.uid}"' in page
+    )
+
+    await reviewer.post(f"{CHANGELIST}{quick.pk}/decide/", {"decision": "accept"})
+    page = (await reviewer.get(review_url(fox.doc_id))).content.decode()
+    # no renumbering: the decided one keeps its number in "Recent decisions", the others keep theirs
+    assert _card_order(page) == [lazy.uid, bold.uid]
+    assert [_badge_of_card(page, s.uid) for s in (lazy, bold)] == ["2", "3"]
+    recent = page[page.index('id="recent-decisions"') :]
+    assert f'id="recent-{quick.uid}"' in recent and '<span class="sg-badge">1</span>' in recent
+
+
+async def test_a_suggestion_a_person_typed_inside_keeps_a_card_with_a_stale_notice_and_clean_up(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    suggestion = await propose(store, fox, ("quick brown", "slow red"))
+    room = await store.get(fox.doc_id)
+    ytext = room.doc.get(CONTENTS, type=Text)
+    with room.transact():
+        current = str(ytext)
+        text_insert(ytext, current=current, index=current.index("slow red") + 4, value=" and")
+    await room.flushed()
+    for _ in range(50):  # the follower marks it stale within a second
+        if (await refreshed(suggestion)).status == "stale":
+            break
+        await asyncio.sleep(0.1)
+    assert (await refreshed(suggestion)).status == "stale"
+
+    page = (await reviewer.get(review_url(fox.doc_id))).content.decode()
+    assert f'id="card-{suggestion.uid}"' in page and f'id="stale-{suggestion.uid}"' in page
+    assert "the text inside it was edited since it was proposed" in page
+    assert 'value="clean_up"' in page and 'name="decision" value="accept"' not in page
+    # nothing can be accepted or rejected as a whole: no Accept all / Reject all
+    assert 'id="accept-all"' not in page and 'id="reject-all"' not in page
+
+    done = await reviewer.post(
+        f"{CHANGELIST}{suggestion.pk}/decide/",
+        {"decision": "clean_up", "next": review_url(fox.doc_id)},
+        follow=True,
+    )
+    assert messages_of(done)[0].startswith(f"Cleaned up the edit of Lens/Fox.md ({suggestion.uid})")
+    text = await raw_text(store, fox)
+    assert "{--" not in text and "{++" not in text and " and" in text
+
+
+async def test_accept_all_and_reject_all_are_not_offered_with_nothing_pending(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    suggestion = await propose(store, fox, ("quick brown", "slow red"))
+    page = (await reviewer.get(review_url(fox.doc_id))).content.decode()
+    assert 'id="accept-all"' in page and 'id="reject-all"' in page
+    await reviewer.post(f"{CHANGELIST}{suggestion.pk}/decide/", {"decision": "reject"})
+    page = (await reviewer.get(review_url(fox.doc_id))).content.decode()
+    assert 'id="nothing-pending"' in page
+    assert 'id="accept-all"' not in page and 'id="reject-all"' not in page
+    # the live part the page swaps in says the same
+    state = json.loads((await reviewer.get(f"{review_url(fox.doc_id)}state/")).content)
+    assert 'id="accept-all"' not in state["html"] and f'id="recent-{suggestion.uid}"' in state["html"]
+
+
+async def test_the_review_page_undoes_a_bulk_decision_as_a_whole(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    quick = await propose(store, fox, ("quick brown", "slow red"))
+    lazy = await propose(store, fox, ("lazy dog", "sleepy cat"))
+    with_markup = await raw_text(store, fox)
+    await reviewer.post(
+        f"{CHANGELIST}document/{fox.doc_id}/decide-all/",
+        {"decision": "accept", "post": "yes", "uid": [quick.uid, lazy.uid]},
+    )
+    page = (await reviewer.get(review_url(fox.doc_id))).content.decode()
+    recent = page[page.index('id="recent-decisions"') :]
+    assert "2 suggestions</strong> accepted together" in recent and "Undo all 2" in recent
+    assert 'name="batch" value="1"' in recent
+    first = re.search(r'id="recent-([0-9a-f]+)"', recent).group(1)  # type: ignore[union-attr]
+    undone = await reviewer.post(
+        f"{CHANGELIST}{first}/undo/", {"batch": "1", "next": review_url(fox.doc_id)}, follow=True
+    )
+    assert messages_of(undone)[0].startswith("Undone: ")
+    assert await raw_text(store, fox) == with_markup
+    page = undone.content.decode()
+    assert page.count('<section class="card"') == 2 and 'id="recent-decisions"' not in page

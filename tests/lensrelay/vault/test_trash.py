@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -252,6 +253,15 @@ async def test_the_admin_delete_page_names_the_linking_notes_and_refuses_without
     assert (await Document.objects.aget(doc_id=target.doc_id)).path == "/_trash/Notes/Target.md"
     listed = await staff_client.get("/admin/lensrelay/document/?trash=yes")
     assert "Lens/_trash/Notes/Target.md" in listed.content.decode()
+    # the trash says when, by whom and from where
+    trash_list = listed.content.decode()
+    for heading in ("Deleted", "Deleted by", "Deleted from"):
+        assert f">{heading}</a>" in trash_list or f"<span>{heading}</span>" in trash_list, heading
+    assert '<td class="field-trashed_by">ada</td>' in trash_list
+    assert '<td class="field-trashed_from">Lens/Notes/Target.md</td>' in trash_list
+    when = r'field-trashed_when"><span title="\d{4}-\d\d-\d\d [\d:]+ UTC">just now</span>'
+    assert re.search(when, trash_list)
+    assert (await _meta(store, folder, "/_trash/Notes/Target.md") or {}).get("trashed_by") == "ada"
     restored = await staff_client.post(
         "/admin/lensrelay/document/",
         {"action": "restore_selected", "_selected_action": [target.pk]},
