@@ -1,0 +1,314 @@
+"""The live editor page end to end with real clients: two staff users in two Chromium contexts, the
+official `mcp` client as the assistant and an npm y-websocket client as a third person, on one server.
+
+The page is CodeMirror bound to the document over /d/<id>/ws with the session cookie; suggestions show
+as tracked changes with Accept / Reject inline; the file tree acts through the vault's services.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import pytest
+from mcp import Client
+from playwright.sync_api import BrowserContext, Page
+
+from .browser import PASSWORD, AdminPage, BrowserThread, call, mcp_client, signed_in_context
+from .conftest import YClientFactory
+from .relay import Relay
+from .yclient import YClient, utf16_len
+
+pytestmark = pytest.mark.e2e
+
+FOLDER = "Editor"
+DOCUMENTS = ("Together", "Converge-1", "Converge-2", "Converge-3", "Viewer", "Keys", "Hostile", "Linked")
+BASE = "# {title}\n\nThe quick brown fox jumps over the lazy dog.\nAnother line here.\nA third line.\n"
+ANN, BOB, VIC = "ann", "bob", "vic"
+ASSISTANT = "claude"
+_MARKER = "E2E-EDITOR "
+
+_SETUP_SCRIPT = """
+import json
+from django.contrib.auth.models import Permission, User
+from django.core.management import call_command
+from lensrelay.access.tokens import token_create
+call_command("import_vault", {vault!r}, folder={folder!r})
+_, raw = token_create(name={assistant!r}, role="suggest")
+for username, names in {users!r}.items():
+    user = User.objects.create_user(username, password={password!r}, is_staff=True)
+    perms = [Permission.objects.get(content_type__app_label=n.split(".")[0], codename=n.split(".")[1])
+             for n in names]
+    user.user_permissions.set(perms)
+print({marker!r} + json.dumps(raw))
+"""
+
+EDITOR_PERMS = ["suggestions.view_suggestion", "suggestions.review_suggestion", "lensrelay.edit_live"]
+
+
+def text_of(title: str) -> str:
+    return BASE.format(title=title)
+
+
+@dataclass(frozen=True)
+class Setup:
+    relay: Relay
+    assistant_token: str
+    writer_token: str
+    doc_ids: dict[str, str]
+    browser: BrowserThread
+
+    def editor_url(self, title: str) -> str:
+        return f"{self.relay.http_url}/admin/suggestions/suggestion/document/{self.doc_ids[title]}/edit/"
+
+
+@pytest.fixture(scope="module")
+def setup(relay: Relay, browser_thread: BrowserThread, tmp_path_factory: pytest.TempPathFactory) -> Setup:
+    vault = tmp_path_factory.mktemp("editor-vault")
+    for title in DOCUMENTS:
+        (vault / f"{title}.md").write_text(text_of(title), encoding="utf-8")
+    users = {ANN: EDITOR_PERMS, BOB: EDITOR_PERMS, VIC: ["suggestions.view_suggestion"]}
+    script = _SETUP_SCRIPT.format(
+        vault=str(vault), folder=FOLDER, assistant=ASSISTANT, users=users, password=PASSWORD, marker=_MARKER
+    )
+    out = relay.manage("shell", "-c", script)
+    token = json.loads(next(line for line in out.splitlines() if line.startswith(_MARKER))[len(_MARKER) :])
+    writer = relay.tokens["edit"]
+    paths = asyncio.run(relay.document_paths(writer, folder=FOLDER))
+    doc_ids = {title: paths[f"{FOLDER}/{title}.md"] for title in DOCUMENTS}
+    return Setup(relay, token, writer, doc_ids, browser_thread)
+
+
+def _context(setup: Setup, user: str) -> Iterator[BrowserContext]:
+    context = signed_in_context(setup.browser, setup.relay.http_url, user)
+    yield context
+    setup.browser.call(context.close)
+
+
+@pytest.fixture(scope="module")
+def ann_context(setup: Setup) -> Iterator[BrowserContext]:
+    yield from _context(setup, ANN)
+
+
+@pytest.fixture(scope="module")
+def bob_context(setup: Setup) -> Iterator[BrowserContext]:
+    yield from _context(setup, BOB)
+
+
+@pytest.fixture(scope="module")
+def vic_context(setup: Setup) -> Iterator[BrowserContext]:
+    yield from _context(setup, VIC)
+
+
+class EditorPage(AdminPage):
+    """The editor page of one document in a signed-in context."""
+
+    async def open_editor(self, url: str) -> None:
+        def go(page: Page) -> None:
+            page.on("dialog", lambda dialog: dialog.accept())
+            page.goto(url)
+            page.wait_for_selector("#lr-editor[data-synced=true]")
+            page.wait_for_selector("#lr-editor .cm-content")
+
+        await self.do(go)
+
+    async def text(self) -> str:
+        return await self.do(lambda page: page.evaluate("window.lensEditor.ytext.toString()"))
+
+    async def shown(self) -> str:
+        return await self.do(lambda page: page.evaluate("window.lensEditor.view.state.doc.toString()"))
+
+    async def wait_text(self, *, equals: str | None = None, contains: str | None = None) -> str:
+        def check(page: Page) -> str:
+            page.wait_for_function(
+                """([equals, contains]) => {
+                    const t = window.lensEditor.view.state.doc.toString();
+                    return (equals === null || t === equals) && (contains === null || t.includes(contains));
+                }""",
+                arg=[equals, contains],
+            )
+            return str(page.evaluate("window.lensEditor.view.state.doc.toString()"))
+
+        return await self.do(check)
+
+
+@pytest.fixture
+async def ann(setup: Setup, ann_context: BrowserContext) -> AsyncIterator[EditorPage]:
+    page = EditorPage(setup.browser, setup.relay.http_url, await setup.browser.run(ann_context.new_page))
+    yield page
+    await page.close()
+
+
+@pytest.fixture
+async def bob(setup: Setup, bob_context: BrowserContext) -> AsyncIterator[EditorPage]:
+    page = EditorPage(setup.browser, setup.relay.http_url, await setup.browser.run(bob_context.new_page))
+    yield page
+    await page.close()
+
+
+@pytest.fixture
+async def vic(setup: Setup, vic_context: BrowserContext) -> AsyncIterator[EditorPage]:
+    page = EditorPage(setup.browser, setup.relay.http_url, await setup.browser.run(vic_context.new_page))
+    yield page
+    await page.close()
+
+
+def assistant(setup: Setup) -> Client:  # type: ignore[valid-type]
+    return mcp_client(setup.relay.http_url, setup.assistant_token)  # type: ignore[return-value]
+
+
+async def suggest(client: Client, title: str, old: str, new: str) -> str:
+    path = f"{FOLDER}/{title}.md"
+    await call(client, "read", {"file_path": path})
+    answer = await call(client, "edit", {"file_path": path, "old_string": old, "new_string": new})
+    match = re.search(r"\(suggestion ([0-9a-f]+), pending", answer)
+    assert match, answer
+    return match.group(1)
+
+
+async def node_client(setup: Setup, yclients: YClientFactory, title: str) -> YClient:
+    doc_id = setup.doc_ids[title]
+    client = await yclients(
+        setup.relay.doc_url(doc_id), doc_id, params={"token": setup.writer_token}, label=title
+    )
+    return client
+
+
+def tracked(page: Page) -> dict[str, list[str]]:
+    page.wait_for_selector(".lr-ins")
+    return {
+        "ins": page.locator(".lr-ins").all_inner_texts(),
+        "del": page.locator(".lr-del").all_inner_texts(),
+        "author": page.locator(".lr-author").all_inner_texts(),
+    }
+
+
+# -- the tests ---------------------------------------------------------------------------------------------
+
+
+async def test_an_assistants_edit_shows_as_a_tracked_change_and_an_inline_accept_settles_it_everywhere(
+    setup: Setup, yclients: YClientFactory, ann: EditorPage, bob: EditorPage
+) -> None:
+    person = await node_client(setup, yclients, "Together")
+    await ann.open_editor(setup.editor_url("Together"))
+    await bob.open_editor(setup.editor_url("Together"))
+    assert await ann.shown() == text_of("Together")
+    async with assistant(setup) as client:
+        uid = await suggest(client, "Together", "quick brown", "slow red")
+        for page in (ann, bob):
+            seen = await page.do(tracked)
+            assert seen == {"ins": ["slow red"], "del": ["quick brown"], "author": [ASSISTANT]}, seen
+            # the metadata is hidden, the raw text is there
+            assert f'"id":"{uid}"' in await page.shown()
+            visible = await page.do(lambda p: p.inner_text("#lr-editor .cm-content"))
+            assert "timestamp" not in visible and "{++" not in visible
+        # presence: each page shows both people
+        for page in (ann, bob):
+            await page.do(lambda p: p.wait_for_function(
+                "document.querySelector('#lr-presence').textContent.includes('ann') && "
+                "document.querySelector('#lr-presence').textContent.includes('bob')"
+            ))
+
+        await ann.do(lambda p: p.click(f"button.lr-accept[data-suggestion='{uid}']"))
+        expected = text_of("Together").replace("quick brown", "slow red")
+        assert await bob.wait_text(equals=expected) == expected
+        assert await person.wait_text(equals=expected) == expected
+        assert await ann.wait_text(equals=expected) == expected
+        status = await ann.do(lambda p: p.inner_text("#lr-status"))
+        assert status.startswith("Accepted the edit"), status
+        assert await bob.do(lambda p: p.locator(".lr-ins").count()) == 0
+        told = await call(client, "list_suggestions", {"path": f"{FOLDER}/Together.md"})
+        assert f"{uid} ACCEPTED" in told and f"decided by {ANN}" in told
+        assert await setup.relay.doc_text(setup.doc_ids["Together"], token=setup.writer_token) == expected
+
+
+PIECES = ("a", "b", "ç", "語", "文字", "😀", "👩‍💻", " ", "\n", "x y")
+
+
+async def _type_randomly(page: EditorPage, seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    typed = [f"<{seed}:{i}:{rng.choice(PIECES)}>" for i in range(count)]
+
+    def type_all(p: Page) -> None:
+        p.click("#lr-editor .cm-content")
+        for piece in typed:
+            length = p.evaluate("window.lensEditor.view.state.doc.length")
+            at = rng.randint(0, length)
+            p.evaluate(
+                "at => window.lensEditor.view.dispatch({selection: {anchor: at}})", at
+            )
+            p.keyboard.insert_text(piece)
+
+    await page.do(type_all)
+    return typed
+
+
+async def _node_types(client: YClient, seed: int, count: int) -> list[str]:
+    rng = random.Random(seed * 7919)
+    typed = []
+    for i in range(count):
+        piece = f"<n{seed}:{i}:{rng.choice(PIECES)}>"
+        text = await client.text()
+        await client.insert(rng.randint(0, utf16_len(text)), piece)
+        typed.append(piece)
+    return typed
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_typing_at_once_in_two_browsers_and_a_node_client_converges_with_nothing_lost(
+    setup: Setup, yclients: YClientFactory, ann: EditorPage, bob: EditorPage, seed: int
+) -> None:
+    title = f"Converge-{seed}"
+    person = await node_client(setup, yclients, title)
+    await ann.open_editor(setup.editor_url(title))
+    await bob.open_editor(setup.editor_url(title))
+    typed = await asyncio.gather(
+        _type_randomly(ann, seed, 25), _type_randomly(bob, seed + 100, 25), _node_types(person, seed, 25)
+    )
+    final = await person.text()
+    # everyone settles on the same text (the browsers' shown text is the Y.Text)
+    deadline = asyncio.get_running_loop().time() + 10
+    while True:
+        texts = [await ann.shown(), await bob.shown(), await person.text()]
+        if len(set(texts)) == 1 and all(p in texts[0] for pieces in typed for p in pieces):
+            break
+        assert asyncio.get_running_loop().time() < deadline, texts
+        await asyncio.sleep(0.2)
+    final = texts[0]
+    for pieces in typed:
+        for piece in pieces:
+            assert final.count(piece) == 1, piece
+    for line in text_of(title).splitlines():  # nobody's typing removed anything
+        for word in line.split():
+            assert word in final.replace("\n", " ") or word in final
+    stored = await setup.relay.doc_text(setup.doc_ids[title], token=setup.writer_token)
+    assert stored == final
+
+
+async def test_staff_without_the_live_edit_permission_see_the_text_and_cannot_change_it(
+    setup: Setup, yclients: YClientFactory, vic: EditorPage
+) -> None:
+    person = await node_client(setup, yclients, "Viewer")
+    await vic.open_editor(setup.editor_url("Viewer"))
+    notice = await vic.do(lambda p: p.inner_text("#lr-readonly"))
+    assert notice.startswith("Read only") and "Can edit documents live" in notice
+    assert await vic.shown() == text_of("Viewer")
+    # the editor takes no typing
+    await vic.do(lambda p: (p.click("#lr-editor .cm-content"), p.keyboard.type("typed by vic")))
+    assert "typed by vic" not in await vic.shown()
+    # and a change forced into the page's own Y.Text is refused by the server
+    await vic.do(lambda p: p.evaluate("window.lensEditor.ytext.insert(0, 'forced by vic ')"))
+    await person.insert(0, "from the node client ")
+    await person.wait_text(contains="from the node client")
+    await asyncio.sleep(0.5)
+    assert "forced by vic" not in await person.text()
+    stored = await setup.relay.doc_text(setup.doc_ids["Viewer"], token=setup.writer_token)
+    assert "forced by vic" not in stored and stored.startswith("from the node client ")
+    # the live text reached the read-only page
+    assert "from the node client" in await vic.wait_text(contains="from the node client")
+    # no decision buttons, and the tree offers no changes
+    assert await vic.do(lambda p: p.locator("[data-tree=note]").count()) == 0
