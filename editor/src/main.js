@@ -15,6 +15,7 @@ import {
   lineNumbers,
   drawSelection,
   highlightActiveLine,
+  highlightSpecialChars,
 } from "@codemirror/view";
 import { defaultKeymap } from "@codemirror/commands";
 import { markdown } from "@codemirror/lang-markdown";
@@ -271,6 +272,7 @@ function start() {
       doc: ytext.toString(),
       extensions: [
         lineNumbers(),
+        highlightSpecialChars(),
         drawSelection(),
         highlightActiveLine(),
         EditorView.lineWrapping,

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -22,7 +23,7 @@ from playwright.sync_api import BrowserContext, Page
 from .browser import PASSWORD, AdminPage, BrowserThread, call, mcp_client, signed_in_context
 from .conftest import YClientFactory
 from .relay import Relay
-from .yclient import YClient, utf16_index
+from .yclient import YClient, utf16_index, utf16_len
 
 pytestmark = pytest.mark.e2e
 
@@ -108,9 +109,23 @@ def vic_context(setup: Setup) -> Iterator[BrowserContext]:
 class EditorPage(AdminPage):
     """The editor page of one document in a signed-in context."""
 
+    _dialogs: Any = None
+
+    async def answer_dialogs(self, answers: list[str]) -> None:
+        """Prompts get the next of ``answers``; confirmations are accepted."""
+
+        def handle(dialog: Any) -> None:
+            dialog.accept(answers.pop(0)) if dialog.type == "prompt" else dialog.accept()
+
+        def install(page: Page) -> None:
+            page.remove_listener("dialog", self._dialogs) if self._dialogs else None
+            page.on("dialog", handle)
+            self._dialogs = handle
+
+        await self.do(install)
+
     async def open_editor(self, url: str) -> None:
         def go(page: Page) -> None:
-            page.on("dialog", lambda dialog: dialog.accept())
             page.goto(url)
             page.wait_for_selector("#lr-editor[data-synced=true]")
             page.wait_for_selector("#lr-editor .cm-content")
@@ -210,7 +225,7 @@ async def test_an_assistants_edit_shows_as_a_tracked_change_and_an_inline_accept
         # presence: each page shows both people
         for page in (ann, bob):
             await page.do(lambda p: p.wait_for_function(
-                "document.querySelector('#lr-presence').textContent.includes('ann') && "
+                "() => document.querySelector('#lr-presence').textContent.includes('ann') && "
                 "document.querySelector('#lr-presence').textContent.includes('bob')"
             ))
 
@@ -317,3 +332,115 @@ async def test_staff_without_the_live_edit_permission_see_the_text_and_cannot_ch
     assert "from the node client" in await vic.wait_text(contains="from the node client")
     # no decision buttons, and the tree offers no changes
     assert await vic.do(lambda p: p.locator("[data-tree=note]").count()) == 0
+
+
+async def test_keyboard_only_review_of_a_note_with_three_suggestions(
+    setup: Setup, yclients: YClientFactory, ann: EditorPage
+) -> None:
+    person = await node_client(setup, yclients, "Keys")
+    async with assistant(setup) as client:
+        first = await suggest(client, "Keys", "quick brown", "slow red")
+        second = await suggest(client, "Keys", "Another line", "One more line")
+        third = await suggest(client, "Keys", "A third line", "The last line")
+    await ann.open_editor(setup.editor_url("Keys"))
+    assert await ann.do(lambda p: (p.wait_for_function("() => document.querySelectorAll('.lr-actions').length === 3"),
+                                   p.locator(".lr-ins").all_inner_texts())[1]) == [
+        "slow red", "One more", "The last"
+    ]
+
+    def key(combo: str, status: str) -> Any:
+        def press(p: Page) -> str:
+            p.keyboard.press(combo)
+            p.wait_for_function("s => document.querySelector('#lr-status').textContent.startsWith(s)", arg=status)
+            return p.inner_text("#lr-status")
+
+        return press
+
+    await ann.do(lambda p: p.focus("#lr-editor .cm-content"))
+    told = await ann.do(key("Alt+n", "Suggestion 1 of 3"))
+    assert "delete “quick brown”, insert “slow red”" in told
+    await ann.do(key("Alt+a", "Accepted"))
+    await ann.do(lambda p: p.wait_for_function("() => document.querySelectorAll('.lr-actions').length === 2"))
+    told = await ann.do(key("Alt+n", "Suggestion"))
+    assert "One more" in told, told
+    await ann.do(key("Alt+r", "Rejected"))
+    await ann.do(lambda p: p.wait_for_function("() => document.querySelectorAll('.lr-actions').length === 1"))
+    await ann.do(key("Alt+p", "Suggestion 1 of 1"))
+    await ann.do(key("Alt+a", "Accepted"))
+    expected = text_of("Keys").replace("quick brown", "slow red").replace("A third line", "The last line")
+    assert await person.wait_text(equals=expected) == expected
+    async with assistant(setup) as client:
+        accepted = await call(client, "list_suggestions", {"path": f"{FOLDER}/Keys.md", "status": "accepted"})
+        rejected = await call(client, "list_suggestions", {"path": f"{FOLDER}/Keys.md", "status": "rejected"})
+    assert f"{first} ACCEPTED" in accepted and f"{third} ACCEPTED" in accepted
+    assert f"{second} REJECTED" in rejected
+
+
+HOSTILE = (
+    "# Hostile\n\n<script>window.pwned = 'script'</script>\n"
+    "<img src=x onerror=\"window.pwned = 'img'\">\n"
+    "Bidi: \u202eevil\u202c end\nThe quick brown fox.\n"
+)
+
+
+async def test_hostile_text_and_markup_stay_inert(
+    setup: Setup, yclients: YClientFactory, ann: EditorPage
+) -> None:
+    person = await node_client(setup, yclients, "Hostile")
+    await person.delete(0, utf16_len(await person.text()))
+    await person.insert(0, HOSTILE)
+    async with assistant(setup) as client:
+        await suggest(
+            client, "Hostile", "quick brown", "<b onmouseover=\"window.pwned='b'\">bold</b><script>window.pwned='s2'</script>"
+        )
+    await ann.open_editor(setup.editor_url("Hostile"))
+    await ann.do(lambda p: p.wait_for_selector(".lr-ins"))
+    content = "#lr-editor .cm-content"
+    # (CodeMirror's own empty `img.cm-widgetBuffer` elements sit beside its widgets)
+    for tag in ("script", "img:not(.cm-widgetBuffer)", "b", "[onerror]", "[onmouseover]"):
+        assert await ann.do(lambda p, tag=tag: p.locator(f"{content} {tag}").count()) == 0, tag
+    shown = await ann.do(lambda p: p.inner_text(content))
+    assert "<script>window.pwned = 'script'</script>" in shown
+    assert (await ann.do(lambda p: p.inner_text(".lr-ins"))).startswith("<b onmouseover")
+    await ann.do(lambda p: p.hover(".lr-ins"))
+    assert await ann.do(lambda p: p.evaluate("window.pwned === undefined"))
+    # the bidi override is shown as a visible special character, not applied
+    assert await ann.do(lambda p: p.locator(f"{content} .cm-specialChar").count()) >= 1
+
+
+async def test_the_file_tree_creates_renames_and_trashes_and_a_node_client_follows(
+    setup: Setup, yclients: YClientFactory, ann: EditorPage
+) -> None:
+    folder_doc = await setup.relay.folder_doc_id(setup.writer_token, folder=FOLDER)
+    watcher = await yclients(
+        setup.relay.doc_url(folder_doc), folder_doc, params={"token": setup.writer_token}, label="folder"
+    )
+    await ann.open_editor(setup.editor_url("Linked"))
+    await ann.do(lambda p: p.wait_for_selector("#lr-tree li[data-path='/Linked.md']"))
+    await ann.answer_dialogs(["/Tree", "/Tree/Fresh", "/Tree/Renamed.md"])
+
+    await ann.do(lambda p: p.click("[data-tree=folder]"))
+    assert (await watcher.wait_map("filemeta_v0", "/Tree"))["/Tree"]["type"] == "folder"
+    await ann.do(lambda p: p.click("[data-tree=note]"))
+    created = await watcher.wait_map("filemeta_v0", "/Tree/Fresh.md")
+    assert created["/Tree/Fresh.md"]["type"] == "markdown"
+    await ann.do(lambda p: p.wait_for_selector("#lr-tree li[data-path='/Tree/Fresh.md']"))
+
+    await ann.do(lambda p: p.click("button[aria-label='Rename or move /Tree/Fresh.md']"))
+    moved = await watcher.wait_map("filemeta_v0", "/Tree/Renamed.md")
+    assert moved["/Tree/Renamed.md"]["id"] == created["/Tree/Fresh.md"]["id"]
+    await watcher.wait_map("filemeta_v0", "/Tree/Fresh.md", present=False)
+
+    await ann.do(lambda p: p.wait_for_selector("#lr-tree li[data-path='/Tree/Renamed.md']"))
+    await ann.do(lambda p: p.click("button[aria-label='Move to trash /Tree/Renamed.md']"))
+    await watcher.wait_map("filemeta_v0", "/Tree/Renamed.md", present=False)
+    await ann.do(lambda p: p.wait_for_function(
+        "() => document.querySelector('#lr-status').textContent === 'Moved 1 entr(ies) to the trash.'"
+    ))
+    # a refused action says why and changes nothing
+    await ann.answer_dialogs(["/Linked.md"])
+    await ann.do(lambda p: p.click("[data-tree=note]"))
+    await ann.do(lambda p: p.wait_for_function(
+        "() => document.querySelector('#lr-status').dataset.level === 'error'"
+    ))
+    assert "already exists" in await ann.do(lambda p: p.inner_text("#lr-status"))
