@@ -60,7 +60,9 @@ def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_i
         "undoUrl": UNDO_URL,
         "pendingUrl": reverse("admin:suggestions_suggestion_editor_pending", args=[doc_id]),
         "treeUrl": reverse("admin:suggestions_suggestion_editor_tree", args=[document.folder_id]),
-        "treeActionUrl": reverse("admin:suggestions_suggestion_editor_tree_action", args=[document.folder_id]),
+        "treeActionUrl": reverse(
+            "admin:suggestions_suggestion_editor_tree_action", args=[document.folder_id]
+        ),
     }
     context = {
         **model_admin.admin_site.each_context(request),
@@ -138,5 +140,5 @@ def decide_all_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, d
     accept = choice == "accept"
     decisions = suggestion_bulk(suggestions=pending, user=request.user, accept=accept, note=_note(request))
     ok = all(d.ok for d in decisions)
-    return JsonResponse({"ok": ok, "message": summary(decisions, accept=accept)})
-
+    decided = [d.suggestion.uid for d in decisions if d.ok]
+    return JsonResponse({"ok": ok, "message": summary(decisions, accept=accept), "decided": decided})

@@ -16,7 +16,7 @@ from django.urls import reverse
 from lensrelay.access.auth import EDIT_LIVE_PERMISSION, access_for_user
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.trashdoc import TRASH, is_trashed
-from lensrelay.models import Document, Folder
+from lensrelay.models import Folder
 from lensrelay.text.vaultpath import InvalidPath
 from lensrelay.vault.documents import document_create, subfolder_create
 from lensrelay.vault.moves import MoveRefused, entry_move

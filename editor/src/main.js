@@ -249,7 +249,7 @@ function start() {
     say(`${decision === "accept" ? "Accepting" : "Rejecting"}…`);
     const answer = await postForm(config.decideUrl.replace("UID", uid), { decision, note });
     if (answer.ok) {
-      lastDecided = uid;
+      lastDecided = { uid, batch: false };
       undoButton.hidden = false;
       say(answer.message || `${decision}ed`, "success");
     } else say(answer.reason || answer.message || "refused", "error");
@@ -328,6 +328,11 @@ function start() {
       say(`${accept ? "Accepting" : "Rejecting"} all…`);
       const answer = await postForm(config.decideAllUrl, { decision: accept ? "accept" : "reject" });
       say(answer.message || answer.reason || "", answer.ok ? "success" : "error");
+      if (answer.decided && answer.decided.length) {
+        // A bulk decision is undone as a whole: the undo endpoint takes any of its suggestions.
+        lastDecided = { uid: answer.decided[0], batch: true };
+        undoButton.hidden = false;
+      }
       refreshPending();
     });
   }
@@ -337,7 +342,7 @@ function start() {
   const undoButton = document.getElementById("lr-undo");
   undoButton.addEventListener("click", async () => {
     if (!lastDecided) return;
-    const answer = await postForm(config.undoUrl.replace("UID", lastDecided), {});
+    const answer = await postForm(config.undoUrl.replace("UID", lastDecided.uid), lastDecided.batch ? { batch: "1" } : {});
     say(answer.message || answer.reason || (answer.ok ? "undone" : "refused"), answer.ok ? "success" : "error");
     if (answer.ok) (lastDecided = null), (undoButton.hidden = true);
     refreshPending();

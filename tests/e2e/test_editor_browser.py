@@ -224,10 +224,12 @@ async def test_an_assistants_edit_shows_as_a_tracked_change_and_an_inline_accept
             assert "timestamp" not in visible and "{++" not in visible
         # presence: each page shows both people
         for page in (ann, bob):
-            await page.do(lambda p: p.wait_for_function(
-                "() => document.querySelector('#lr-presence').textContent.includes('ann') && "
-                "document.querySelector('#lr-presence').textContent.includes('bob')"
-            ))
+            await page.do(
+                lambda p: p.wait_for_function(
+                    "() => document.querySelector('#lr-presence').textContent.includes('ann') && "
+                    "document.querySelector('#lr-presence').textContent.includes('bob')"
+                )
+            )
 
         await ann.do(lambda p: p.click(f"button.lr-accept[data-suggestion='{uid}']"))
         expected = text_of("Together").replace("quick brown", "slow red")
@@ -343,15 +345,19 @@ async def test_keyboard_only_review_of_a_note_with_three_suggestions(
         second = await suggest(client, "Keys", "Another line", "One more line")
         third = await suggest(client, "Keys", "A third line", "The last line")
     await ann.open_editor(setup.editor_url("Keys"))
-    assert await ann.do(lambda p: (p.wait_for_function("() => document.querySelectorAll('.lr-actions').length === 3"),
-                                   p.locator(".lr-ins").all_inner_texts())[1]) == [
-        "slow red", "One more", "The last"
-    ]
+    assert await ann.do(
+        lambda p: (
+            p.wait_for_function("() => document.querySelectorAll('.lr-actions').length === 3"),
+            p.locator(".lr-ins").all_inner_texts(),
+        )[1]
+    ) == ["slow red", "One more", "The last"]
 
     def key(combo: str, status: str) -> Any:
         def press(p: Page) -> str:
             p.keyboard.press(combo)
-            p.wait_for_function("s => document.querySelector('#lr-status').textContent.startsWith(s)", arg=status)
+            p.wait_for_function(
+                "s => document.querySelector('#lr-status').textContent.startsWith(s)", arg=status
+            )
             return p.inner_text("#lr-status")
 
         return press
@@ -391,7 +397,10 @@ async def test_hostile_text_and_markup_stay_inert(
     await person.insert(0, HOSTILE)
     async with assistant(setup) as client:
         await suggest(
-            client, "Hostile", "quick brown", "<b onmouseover=\"window.pwned='b'\">bold</b><script>window.pwned='s2'</script>"
+            client,
+            "Hostile",
+            "quick brown",
+            "<b onmouseover=\"window.pwned='b'\">bold</b><script>window.pwned='s2'</script>",
         )
     await ann.open_editor(setup.editor_url("Hostile"))
     await ann.do(lambda p: p.wait_for_selector(".lr-ins"))
@@ -434,13 +443,15 @@ async def test_the_file_tree_creates_renames_and_trashes_and_a_node_client_follo
     await ann.do(lambda p: p.wait_for_selector("#lr-tree li[data-path='/Tree/Renamed.md']"))
     await ann.do(lambda p: p.click("button[aria-label='Move to trash /Tree/Renamed.md']"))
     await watcher.wait_map("filemeta_v0", "/Tree/Renamed.md", present=False)
-    await ann.do(lambda p: p.wait_for_function(
-        "() => document.querySelector('#lr-status').textContent === 'Moved 1 entr(ies) to the trash.'"
-    ))
+    await ann.do(
+        lambda p: p.wait_for_function(
+            "() => document.querySelector('#lr-status').textContent === 'Moved 1 entr(ies) to the trash.'"
+        )
+    )
     # a refused action says why and changes nothing
     await ann.answer_dialogs(["/Linked.md"])
     await ann.do(lambda p: p.click("[data-tree=note]"))
-    await ann.do(lambda p: p.wait_for_function(
-        "() => document.querySelector('#lr-status').dataset.level === 'error'"
-    ))
+    await ann.do(
+        lambda p: p.wait_for_function("() => document.querySelector('#lr-status').dataset.level === 'error'")
+    )
     assert "already exists" in await ann.do(lambda p: p.inner_text("#lr-status"))
