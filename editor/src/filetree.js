@@ -39,7 +39,7 @@ export function startFileTree(config) {
       if (config.canEdit) {
         for (const [action, text, title] of [
           ["rename", "✎", "Rename or move"],
-          ["trash", "🗑", "Move to trash"],
+          ["trash", "✕", "Move to trash"],
         ]) {
           const button = document.createElement("button");
           button.type = "button";

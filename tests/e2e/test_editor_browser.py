@@ -28,7 +28,17 @@ from .yclient import YClient, utf16_index, utf16_len
 pytestmark = pytest.mark.e2e
 
 FOLDER = "Editor"
-DOCUMENTS = ("Together", "Converge-1", "Converge-2", "Converge-3", "Viewer", "Keys", "Hostile", "Linked")
+DOCUMENTS = (
+    "Together",
+    "Converge-1",
+    "Converge-2",
+    "Converge-3",
+    "Viewer",
+    "Keys",
+    "Hostile",
+    "Linked",
+    "Stale",
+)
 BASE = "# {title}\n\nThe quick brown fox jumps over the lazy dog.\nAnother line here.\nA third line.\n"
 ANN, BOB, VIC = "ann", "bob", "vic"
 ASSISTANT = "claude"
@@ -455,3 +465,24 @@ async def test_the_file_tree_creates_renames_and_trashes_and_a_node_client_follo
         lambda p: p.wait_for_function("() => document.querySelector('#lr-status').dataset.level === 'error'")
     )
     assert "already exists" in await ann.do(lambda p: p.inner_text("#lr-status"))
+
+
+async def test_a_suggestion_a_person_typed_inside_shows_as_stale_with_its_choices(
+    setup: Setup, yclients: YClientFactory, ann: EditorPage
+) -> None:
+    person = await node_client(setup, yclients, "Stale")
+    async with assistant(setup) as client:
+        uid = await suggest(client, "Stale", "lazy dog", "sleepy cat")
+    await ann.open_editor(setup.editor_url("Stale"))
+    await ann.do(lambda p: p.wait_for_selector(f".lr-actions[data-suggestion='{uid}']"))
+    assert await ann.do(lambda p: p.locator(".lr-stale").count()) == 0
+    text = await person.text()
+    await person.insert(utf16_len(text[: text.index("sleepy cat") + len("sleepy")]), " old")
+    await ann.do(lambda p: p.wait_for_selector(f".lr-actions[data-suggestion='{uid}'] .lr-stale"))
+    assert await ann.do(lambda p: p.locator(".lr-ins.lr-is-stale").inner_text()) == "sleepy old cat"
+    # its choices stay; the server says why it cannot apply it as proposed
+    await ann.do(lambda p: p.click(f"button.lr-accept[data-suggestion='{uid}']"))
+    await ann.do(
+        lambda p: p.wait_for_function("() => document.querySelector('#lr-status').dataset.level === 'error'")
+    )
+    assert "edited" in await ann.do(lambda p: p.inner_text("#lr-status"))
