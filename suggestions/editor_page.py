@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from lensrelay.access.auth import EDIT_LIVE_PERMISSION, access_for_user
 from lensrelay.models import Document
+from suggestions.cleaning import suggestion_clean_up
 from suggestions.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
@@ -79,28 +80,31 @@ def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_i
 
 
 def pending_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:
-    """The document's pending suggestions with their proposed hunks: the page tells stale ones apart."""
+    """The document's pending and stale suggestions with their proposed hunks: the page shows a suggestion
+    a person typed inside as stale (before the server's follower marks it, too) with its choices."""
     _document_or_404(request, doc_id)
+    live = (Suggestion.Status.PENDING, Suggestion.Status.STALE)
     rows = [
         {
             "uid": s.uid,
             "author": s.author,
             "kind": s.kind,
+            "status": s.status,
             "hunks": [{"old": h.get("old", ""), "new": h.get("new", "")} for h in (s.hunks or [])],
         }
-        for s in pending_of_document(doc_id=doc_id)
+        for s in Suggestion.objects.filter(doc_id=doc_id, status__in=live).order_by("created")
     ]
     return JsonResponse({"pending": rows})
 
 
-def _answer(decision: Decision, *, accept: bool) -> JsonResponse:
+def _answer(decision: Decision, *, choice: str) -> JsonResponse:
     suggestion = decision.suggestion
-    verb = "Accepted" if accept else "Rejected"
+    verb = {"accept": "Accepted", "reject": "Rejected", "clean_up": "Cleaned up"}[choice]
     if decision.ok:
         detail = f" ({decision.detail})" if decision.detail else ""
         message = f"{verb} the {suggestion.get_kind_display().lower()} of {suggestion.path}{detail}."
         return JsonResponse({"ok": True, "status": suggestion.status, "message": message})
-    reason = f"Could not {'accept' if accept else 'reject'}: {decision.reason}."
+    reason = f"Could not {choice.replace('_', ' ')}: {decision.reason}."
     return JsonResponse({"ok": False, "status": suggestion.status, "reason": reason}, status=409)
 
 
@@ -109,7 +113,8 @@ def _note(request: HttpRequest) -> str:
 
 
 def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, uid: str) -> HttpResponse:
-    """POST ``decision=accept|reject`` and an optional ``note``; JSON with what happened."""
+    """POST ``decision=accept|reject|clean_up`` and an optional ``note``; JSON with what happened.
+    ``clean_up`` removes a stale suggestion's leftovers and keeps what the person typed."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     if not can_review(request.user):
@@ -117,12 +122,16 @@ def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, uid: 
     suggestion = Suggestion.objects.filter(uid=uid).first()
     if suggestion is None:
         raise Http404("No such suggestion")
-    choice = request.POST.get("decision")
+    choice = request.POST.get("decision", "")
+    if choice == "clean_up":
+        return _answer(suggestion_clean_up(suggestion=suggestion, user=request.user), choice=choice)
     if choice not in ("accept", "reject"):
-        return JsonResponse({"ok": False, "reason": "decision must be accept or reject"}, status=400)
+        return JsonResponse(
+            {"ok": False, "reason": "decision must be accept, reject or clean_up"}, status=400
+        )
     decide = suggestion_accept if choice == "accept" else suggestion_reject
     decision = decide(suggestion=suggestion, user=request.user, note=_note(request))
-    return _answer(decision, accept=choice == "accept")
+    return _answer(decision, choice=choice)
 
 
 def decide_all_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:

@@ -95,11 +95,14 @@ class ActionsWidget extends WidgetType {
       box.append(badge);
     }
     if (this.canReview) {
-      for (const [decision, label, title] of [
+      const choices = [
         ["accept", "✓", "Accept (Alt-A)"],
         ["reject", "✗", "Reject (Alt-R)"],
         ["note", "✎", "Accept or reject with a note to the assistant"],
-      ]) {
+      ];
+      // A stale suggestion cannot be applied as proposed: clean up its markup, keeping what is there.
+      if (this.stale) choices.push(["clean_up", "clean up", "Remove its markup, keep the text as it is now"]);
+      for (const [decision, label, title] of choices) {
         const button = document.createElement("button");
         button.type = "button";
         button.className = `lr-${decision}`;
@@ -137,7 +140,7 @@ function buildDecorations(state, view, pending, canReview) {
       const index = seen.get(change.id) || 0;
       seen.set(change.id, index + 1);
       const hunk = row.hunks[index];
-      stale = !hunk || hunk.old !== change.deleted || hunk.new !== change.inserted;
+      stale = row.status === "stale" || !hunk || hunk.old !== change.deleted || hunk.new !== change.inserted;
     }
     change.stale = stale;
     const cls = stale ? " lr-is-stale" : "";
@@ -246,13 +249,14 @@ function start() {
   };
   const decide = async (uid, decision, note = "") => {
     if (!config.canReview) return say("Deciding needs the permission to review suggestions.", "error");
-    say(`${decision === "accept" ? "Accepting" : "Rejecting"}…`);
+    say(`${{ accept: "Accepting", reject: "Rejecting", clean_up: "Cleaning up" }[decision]}…`);
     const answer = await postForm(config.decideUrl.replace("UID", uid), { decision, note });
-    if (answer.ok) {
+    if (answer.ok && decision !== "clean_up") {
       lastDecided = { uid, batch: false };
       undoButton.hidden = false;
       say(answer.message || `${decision}ed`, "success");
-    } else say(answer.reason || answer.message || "refused", "error");
+    } else if (!answer.ok) say(answer.reason || answer.message || "refused", "error");
+    else say(answer.message, "success");
     refreshPending();
     return answer;
   };

@@ -486,3 +486,10 @@ async def test_a_suggestion_a_person_typed_inside_shows_as_stale_with_its_choice
         lambda p: p.wait_for_function("() => document.querySelector('#lr-status').dataset.level === 'error'")
     )
     assert "edited" in await ann.do(lambda p: p.inner_text("#lr-status"))
+    # still shown as stale (the row is stale now), and cleaning up removes the markup, restores the text it
+    # would have replaced and keeps the person's words (suggestions.cleaning)
+    await ann.do(lambda p: p.click(f"button.lr-clean_up[data-suggestion='{uid}']"))
+    expected = text_of("Stale").replace("lazy dog", "lazy dogsleepy old cat")
+    assert await person.wait_text(equals=expected) == expected
+    assert await ann.wait_text(equals=expected) == expected
+    assert await ann.do(lambda p: p.locator(".lr-actions").count()) == 0

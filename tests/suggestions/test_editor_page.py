@@ -67,6 +67,7 @@ async def test_pending_lists_each_suggestion_with_its_hunks(store: Any, fox: Any
             "uid": proposed.uid,
             "author": "claude",
             "kind": "edit",
+            "status": "pending",
             "hunks": [{"old": "quick brown", "new": "slow red"}],
         }
     ]
