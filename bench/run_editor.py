@@ -156,8 +156,10 @@ async def main() -> None:
 
         # Screenshots: suggestions, presence (two people), the file tree.
         def shoot() -> None:
-            page_b.evaluate("window.lensEditor.view.dispatch({selection: {anchor: 40, head: 60}})")
+            page_b.bring_to_front()
             page_b.focus("#lr-editor .cm-content")
+            page_b.evaluate("window.lensEditor.view.dispatch({selection: {anchor: 12, head: 40}})")
+            page_a.bring_to_front()
             page_a.wait_for_function("() => document.querySelectorAll('#lr-presence .lr-person').length >= 2")
             time.sleep(0.3)
             page_a.screenshot(path=str(out / "editor-suggestions-presence-tree.png"))
