@@ -189,3 +189,13 @@ async def test_the_review_page_and_the_document_page_lead_to_the_editor(store: A
     assert f'id="open-editor" href="{editor_url(fox.doc_id)}"' in review
     document = (await admin.get(f"/admin/lensrelay/document/{fox.pk}/change/")).content.decode()
     assert f'id="document-editor" href="{editor_url(fox.doc_id)}"' in document
+
+
+async def test_other_text_files_open_as_plain_text_and_binaries_are_not_edited(store: Any, fox: Any) -> None:
+    editor = await client_for("erin", *EDITOR_PERMS)
+    await Document.objects.filter(pk=fox.pk).aupdate(type="canvas")
+    page = (await editor.get(editor_url(fox.doc_id))).content.decode()
+    assert '"markdown": false' in page and '"text": true' in page and 'id="lr-editor"' in page
+    await Document.objects.filter(pk=fox.pk).aupdate(type="image", hash="ab" * 32)
+    page = (await editor.get(editor_url(fox.doc_id))).content.decode()
+    assert '"text": false' in page and 'id="lr-binary"' in page and 'id="lr-editor"' not in page
