@@ -246,8 +246,12 @@ async def test_an_assistants_edit_shows_as_a_tracked_change_and_an_inline_accept
         assert await bob.wait_text(equals=expected) == expected
         assert await person.wait_text(equals=expected) == expected
         assert await ann.wait_text(equals=expected) == expected
-        status = await ann.do(lambda p: p.inner_text("#lr-status"))
-        assert status.startswith("Accepted the edit"), status
+        # the settled text may arrive over the socket before the decision's HTTP answer
+        await ann.do(
+            lambda p: p.wait_for_function(
+                "() => document.querySelector('#lr-status').textContent.startsWith('Accepted the edit')"
+            )
+        )
         assert await bob.do(lambda p: p.locator(".lr-ins").count()) == 0
         told = await call(client, "list_suggestions", {"path": f"{FOLDER}/Together.md"})
         assert f"{uid} ACCEPTED" in told and f"decided by {ANN}" in told
