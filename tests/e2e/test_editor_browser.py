@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +39,7 @@ DOCUMENTS = (
     "Hostile",
     "Linked",
     "Stale",
+    "Undo",
 )
 BASE = "# {title}\n\nThe quick brown fox jumps over the lazy dog.\nAnother line here.\nA third line.\n"
 ANN, BOB, VIC = "ann", "bob", "vic"
@@ -497,3 +499,32 @@ async def test_a_suggestion_a_person_typed_inside_shows_as_stale_with_its_choice
     assert await person.wait_text(equals=expected) == expected
     assert await ann.wait_text(equals=expected) == expected
     assert await ann.do(lambda p: p.locator(".lr-actions").count()) == 0
+
+
+# Undo is issue 20's other half (branch review20: suggestions/undoing.py and POST …/<uid>/undo/); the page's
+# button is wired to that endpoint. Skipped until it is merged; it passed on editor20 + review20 merged.
+UNDO_LANDED = (Path(__file__).resolve().parents[2] / "suggestions" / "undoing.py").exists()
+
+
+@pytest.mark.skipif(not UNDO_LANDED, reason="the undo endpoint (branch review20) is not merged yet")
+async def test_undo_from_the_editor_brings_the_markup_back_everywhere_and_the_row_is_pending(
+    setup: Setup, yclients: YClientFactory, ann: EditorPage, bob: EditorPage
+) -> None:
+    person = await node_client(setup, yclients, "Undo")
+    await ann.open_editor(setup.editor_url("Undo"))
+    await bob.open_editor(setup.editor_url("Undo"))
+    async with assistant(setup) as client:
+        uid = await suggest(client, "Undo", "quick brown", "slow red")
+        marked = await person.wait_text(contains="slow red++}")
+        await ann.do(lambda p: p.wait_for_selector(f"button.lr-accept[data-suggestion='{uid}']"))
+        await ann.do(lambda p: p.click(f"button.lr-accept[data-suggestion='{uid}']"))
+        settled = text_of("Undo").replace("quick brown", "slow red")
+        assert await person.wait_text(equals=settled) == settled
+        await ann.do(lambda p: p.click("#lr-undo"))
+        assert await person.wait_text(equals=marked) == marked
+        assert await bob.wait_text(equals=marked) == marked
+        for page in (ann, bob):
+            seen = await page.do(tracked)
+            assert seen["ins"] == ["slow red"] and seen["del"] == ["quick brown"], seen
+        pending = await call(client, "list_suggestions", {"path": f"{FOLDER}/Undo.md"})
+        assert f"{uid} PENDING" in pending, pending
