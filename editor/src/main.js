@@ -66,7 +66,7 @@ class NoteWidget extends WidgetType {
   }
   toDOM() {
     const span = document.createElement("span");
-    span.className = "lr-note";
+    span.className = "lr-comment";
     span.textContent = this.text;
     span.title = "comment";
     return span;

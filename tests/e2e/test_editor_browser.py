@@ -401,7 +401,7 @@ async def test_keyboard_only_review_of_a_note_with_three_suggestions(
 HOSTILE = (
     "# Hostile\n\n<script>window.pwned = 'script'</script>\n"
     "<img src=x onerror=\"window.pwned = 'img'\">\n"
-    "Bidi: \u202eevil\u202c end\nThe quick brown fox.\n"
+    "Bidi: \u202eevil\u202c end\nThe quick brown fox.{>>a <i>note</i> from a person<<}\n"
 )
 
 
@@ -431,6 +431,21 @@ async def test_hostile_text_and_markup_stay_inert(
     assert await ann.do(lambda p: p.evaluate("window.pwned === undefined"))
     # the bidi override is shown as a visible special character, not applied
     assert await ann.do(lambda p: p.locator(f"{content} .cm-specialChar").count()) >= 1
+    # a comment is a margin note, its HTML as text
+    assert await ann.do(lambda p: p.inner_text(".lr-comment")) == "a <i>note</i> from a person"
+    assert await ann.do(lambda p: p.locator(".lr-comment i").count()) == 0
+    # the three views: as if all accepted, without suggestions (both read-only), back with suggestions
+    await ann.do(lambda p: p.check("input[name=lr-view][value=accepted]"))
+    accepted = await ann.do(lambda p: p.inner_text(content))
+    assert "bold</b>" in accepted and "quick brown" not in accepted and "note</i>" not in accepted
+    assert await ann.do(lambda p: p.locator(".lr-actions").count()) == 0
+    await ann.do(lambda p: p.check("input[name=lr-view][value=original]"))
+    original = await ann.do(lambda p: p.inner_text(content))
+    assert "quick brown" in original and "bold</b>" not in original
+    await ann.do(lambda p: (p.click(content), p.keyboard.type("zzz")))
+    assert "zzz" not in await ann.shown()
+    await ann.do(lambda p: p.check("input[name=lr-view][value=suggestions]"))
+    assert await ann.do(lambda p: p.locator(".lr-actions").count()) == 1
 
 
 async def test_the_file_tree_creates_renames_and_trashes_and_a_node_client_follows(
