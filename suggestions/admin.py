@@ -19,7 +19,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.docstore.store import run_on_store
-from suggestions import admin_views, review_page
+from suggestions import admin_views, editor_page, editor_tree, review_page
 from suggestions.filetext import changed_lines
 from suggestions.models import Suggestion
 from suggestions.moving import delete_linking_paths
@@ -237,7 +237,41 @@ class SuggestionAdmin(admin.ModelAdmin):
         undo = path(
             "<str:uid>/undo/", self.admin_site.admin_view(self.undo_view), name="suggestions_suggestion_undo"
         )
-        return [decide, undo, *review, *super().get_urls()]
+        editor = [
+            path(
+                "document/<str:doc_id>/edit/",
+                self.admin_site.admin_view(lambda r, doc_id: editor_page.editor_view(self, r, doc_id)),
+                name="suggestions_suggestion_editor",
+            ),
+            path(
+                "document/<str:doc_id>/edit/pending/",
+                self.admin_site.admin_view(lambda r, doc_id: editor_page.pending_view(self, r, doc_id)),
+                name="suggestions_suggestion_editor_pending",
+            ),
+            path(
+                "document/<str:doc_id>/edit/decide-all/",
+                self.admin_site.admin_view(lambda r, doc_id: editor_page.decide_all_view(self, r, doc_id)),
+                name="suggestions_suggestion_editor_decide_all",
+            ),
+            path(
+                "editor/decide/<str:uid>/",
+                self.admin_site.admin_view(lambda r, uid: editor_page.decide_view(self, r, uid)),
+                name="suggestions_suggestion_editor_decide",
+            ),
+            path(
+                "editor/tree/<int:folder_id>/",
+                self.admin_site.admin_view(lambda r, folder_id: editor_tree.tree_view(self, r, folder_id)),
+                name="suggestions_suggestion_editor_tree",
+            ),
+            path(
+                "editor/tree/<int:folder_id>/act/",
+                self.admin_site.admin_view(
+                    lambda r, folder_id: editor_tree.tree_action_view(self, r, folder_id)
+                ),
+                name="suggestions_suggestion_editor_tree_action",
+            ),
+        ]
+        return [*editor, decide, undo, *review, *super().get_urls()]
 
     def undo_view(self, request: HttpRequest, uid: str) -> HttpResponse:
         return admin_views.undo_view(self, request, uid)

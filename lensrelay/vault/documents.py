@@ -47,12 +47,26 @@ async def document_create(*, store: DocStore, folder: Folder, path: str, text: s
     return await store.db(Document.objects.select_related("folder").get, doc_id=doc_id)
 
 
-def _check_free(folder_room: Room, *, folder: Folder, path: str) -> None:
+async def subfolder_create(*, store: DocStore, folder: Folder, path: str) -> None:
+    """Create an empty sub-folder (and the sub-folders it sits in) at a folder-relative path, as Relay
+    clients do: a `folder` entry in the folder document. Raises as `document_create` does."""
+    folder_room = await store.get(folder.doc_id)
+    assert folder_room is not None
+    _check_free(folder_room, folder=folder, path=path, type="folder")
+    entries = folderdoc.entries(folder_room.doc)
+    with folder_room.transact():
+        wanted = [*folderdoc.parent_paths(path), path]
+        folderdoc.add_folder_entries(folder_room.doc, paths=[p for p in wanted if p not in entries])
+    await folder_room.flushed()
+    await mirror_folder(store, folder_id=folder.pk, room=folder_room)
+
+
+def _check_free(folder_room: Room, *, folder: Folder, path: str, type: str = "markdown") -> None:
     # First, so a refusal never says whether something is in the trash.
     refuse_trash(path, shown=f"{folder.name}{path}")
     if path in folderdoc.entries(folder_room.doc):
         raise FileExistsError(f"{folder.name}{path} already exists")
-    folder_paths(folder_room).check(path, type="markdown")
+    folder_paths(folder_room).check(path, type=type)
 
 
 def folder_paths(folder_room: Room) -> FolderPaths:

@@ -1,0 +1,243 @@
+"""The browser editor's figures (issue 20): MCP `edit` → tracked change visible in a browser, with a Node
+y-websocket client watching the same document as the peer; a 5,000-line note with 500 suggestions opened
+and typed in, with the same note without suggestions as the peer; the bundle's gzipped size; and
+screenshots of the editor (suggestions, presence, file tree) for a person to look at.
+
+    .venv/bin/python -m bench.run_editor --edits 40 --out bench/out/editor
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.browser import PASSWORD, BrowserThread, call, mcp_client, signed_in_context
+from tests.e2e.relay import Relay, migrated_template, new_relay_server
+from tests.e2e.yclient import YClient
+
+FOLDER = "Bench"
+LINES = 5000
+SUGGESTIONS = 500
+PROFILE = __import__("os").environ.get("EDITOR_PROFILE") == "1"
+BUNDLE = Path(__file__).resolve().parent.parent / "suggestions/static/suggestions/editor/editor.js"
+
+SETUP = """
+import json
+from django.contrib.auth.models import Permission, User
+from django.core.management import call_command
+from lensrelay.access.tokens import token_create
+call_command("import_vault", {vault!r}, folder={folder!r})
+_, raw = token_create(name="claude", role="suggest")
+perms = [Permission.objects.get(codename=c) for c in ("view_suggestion", "review_suggestion", "edit_live")]
+for name in ("ann", "bob"):
+    User.objects.create_user(name, password={password!r}, is_staff=True).user_permissions.set(perms)
+print("TOKEN " + json.dumps(raw))
+"""
+
+
+def big_note(*, marked: bool) -> str:
+    lines = []
+    every = LINES // SUGGESTIONS
+    for i in range(LINES):
+        if marked and i % every == 0:
+            meta = json.dumps({"author": "claude", "timestamp": 1_795_000_000_000, "id": f"s{i:05d}"})
+            meta = meta.replace(" ", "") + "@@"
+            lines.append(f"Line {i} has {{--{meta}an old--}}{{++{meta}a new++}} phrase in it.")
+        elif i % 5 == 4:
+            lines.append(
+                ""
+            )  # paragraphs of four lines, as notes have (one 5,000-line paragraph: see history)
+        else:
+            lines.append(f"Line {i} is plain text with [[a link]] and *emphasis*.")
+    return "# Big\n\n" + "\n".join(lines) + "\n"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--edits", type=int, default=40)
+    parser.add_argument("--keys", type=int, default=60)
+    parser.add_argument("--out", default="bench/out/editor")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="bench-editor-"))
+    vault = work / "vault"
+    vault.mkdir()
+    (vault / "Latency.md").write_text(
+        "# Latency\n\n" + "".join(f"Sentence {i} says alpha.\n" for i in range(args.edits)), encoding="utf-8"
+    )
+    (vault / "Big.md").write_text(big_note(marked=True), encoding="utf-8")
+    (vault / "Plain.md").write_text(big_note(marked=False), encoding="utf-8")
+    (vault / "Notes").mkdir()
+    (vault / "Notes" / "Ideas.md").write_text("# Ideas\n", encoding="utf-8")
+    template = migrated_template(work / "template")
+    server = new_relay_server(work / "server", template=template)
+    server.start()
+    browser = BrowserThread()
+    browser.start()
+    results: dict[str, Any] = {}
+    try:
+        relay = Relay(server, template.tokens)
+        printed = relay.manage(
+            "shell", "-c", SETUP.format(vault=str(vault), folder=FOLDER, password=PASSWORD)
+        )
+        token = json.loads(next(x for x in printed.splitlines() if x.startswith("TOKEN "))[6:])
+        writer = template.tokens["edit"]
+        paths = await relay.document_paths(writer, folder=FOLDER)
+        base = f"{relay.http_url}/admin/suggestions/suggestion/document/"
+        ann = signed_in_context(browser, relay.http_url, "ann")
+        bob = signed_in_context(browser, relay.http_url, "bob")
+
+        def open_page(context: Any, doc: str) -> Any:
+            page = context.new_page()
+            page.set_viewport_size({"width": 1400, "height": 900})
+            started = time.perf_counter()
+            page.goto(f"{base}{paths[f'{FOLDER}/{doc}']}/edit/")
+            page.wait_for_selector("#lr-editor[data-synced=true] .cm-line")
+            page.wait_for_function("() => window.lensEditor.view.state.doc.length > 20")
+            return page, time.perf_counter() - started
+
+        # 1. MCP edit -> tracked change visible, browser and Node client alike.
+        latency_id = paths[f"{FOLDER}/Latency.md"]
+        page_a, _ = browser.call(lambda: open_page(ann, "Latency.md"))
+        page_b, _ = browser.call(lambda: open_page(bob, "Latency.md"))
+        node = await YClient.spawn(label="node")
+        await node.connect(relay.doc_url(latency_id), latency_id, params={"token": writer})
+        await node.wait_synced()
+        seen_browser: list[float] = []
+        seen_node: list[float] = []
+        async with mcp_client(relay.http_url, token) as client:
+            await call(client, "read", {"file_path": f"{FOLDER}/Latency.md"})
+            for i in range(args.edits):
+                marker = f"omega{i}x"
+                started = time.perf_counter()
+
+                def wait_browser(marker: str = marker) -> float:
+                    page_a.wait_for_function(
+                        "m => [...document.querySelectorAll('.lr-ins')].some(e => e.textContent.includes(m))",
+                        arg=marker,
+                        polling=5,
+                    )
+                    return time.perf_counter()
+
+                async def wait_node(marker: str = marker) -> float:
+                    await node.wait_text(contains=marker)
+                    return time.perf_counter()
+
+                edit = call(
+                    client,
+                    "edit",
+                    {
+                        "file_path": f"{FOLDER}/Latency.md",
+                        "old_string": f"Sentence {i} says alpha.",
+                        "new_string": f"Sentence {i} says {marker}.",
+                    },
+                )
+                browser_done, node_done, _ = await asyncio.gather(
+                    browser.run(wait_browser), wait_node(), edit
+                )
+                seen_browser.append((browser_done - started) * 1000)
+                seen_node.append((node_done - started) * 1000)
+        await node.close()
+        results["edit_to_browser_ms"] = {"p50": pct(seen_browser, 0.5), "p99": pct(seen_browser, 0.99)}
+        results["edit_to_node_ms"] = {"p50": pct(seen_node, 0.5), "p99": pct(seen_node, 0.99)}
+
+        # Screenshots: suggestions, presence (two people), the file tree.
+        def shoot() -> None:
+            page_b.bring_to_front()
+            page_b.focus("#lr-editor .cm-content")
+            page_b.evaluate("window.lensEditor.view.dispatch({selection: {anchor: 12, head: 40}})")
+            page_a.bring_to_front()
+            page_a.wait_for_function("() => document.querySelectorAll('#lr-presence .lr-person').length >= 2")
+            time.sleep(0.3)
+            page_a.screenshot(path=str(out / "editor-suggestions-presence-tree.png"))
+            page_a.hover(".lr-author")
+            time.sleep(0.2)
+            page_a.screenshot(
+                path=str(out / "editor-hover.png"), clip={"x": 0, "y": 0, "width": 1400, "height": 500}
+            )
+
+        browser.call(shoot)
+
+        # 2. The big note: open until interactive, then type (per keystroke, synchronous update).
+        def big(doc: str) -> dict[str, float]:
+            page, opened = open_page(ann, doc)
+            started = time.perf_counter()
+            page.wait_for_function(f"() => window.lensEditor.view.state.doc.lines > {LINES}")
+            if doc == "Big.md":
+                page.wait_for_function("() => document.querySelectorAll('.lr-actions').length > 0")
+            ready = time.perf_counter() - started
+            page.focus("#lr-editor .cm-content")
+            page.evaluate("window.lensEditor.view.dispatch({selection: {anchor: 2000}})")
+            per_key = page.evaluate(
+                """n => {
+                    const view = window.lensEditor.view;
+                    const times = [];
+                    for (let i = 0; i < n; i++) {
+                        const t = performance.now();
+                        const at = view.state.selection.main.head;
+                        view.dispatch({changes: {from: at, insert: "k"}, selection: {anchor: at + 1},
+                                       userEvent: "input.type"});
+                        view.dom.getBoundingClientRect();  // force the layout a keystroke would cause
+                        times.push(performance.now() - t);
+                    }
+                    times.sort((a, b) => a - b);
+                    return [times[Math.floor(n / 2)], times[Math.floor(n * 0.99)]];
+                }""",
+                args.keys,
+            )
+            if PROFILE:
+                cdp = page.context.new_cdp_session(page)
+                cdp.send("Profiler.enable")
+                cdp.send("Profiler.start")
+                page.evaluate("""() => { const view = window.lensEditor.view;
+                    for (let i = 0; i < 20; i++) { const at = view.state.selection.main.head;
+                      view.dispatch({changes: {from: at, insert: "q"}, selection: {anchor: at + 1}}); } }""")
+                profile = cdp.send("Profiler.stop")["profile"]
+                nodes = {n["id"]: n for n in profile["nodes"]}
+                self_time: dict[str, int] = {}
+                for sample in profile["samples"]:
+                    frame = nodes[sample]["callFrame"]
+                    key = f"{frame['functionName']}:{frame['lineNumber']}:{frame['columnNumber']}"
+                    self_time[key] = self_time.get(key, 0) + 1
+                print(doc, sorted(self_time.items(), key=lambda kv: -kv[1])[:15])
+            marks = page.locator(".lr-ins").count()
+            if doc == "Big.md":
+                page.screenshot(path=str(out / "editor-big.png"))
+            page.close()
+            return {
+                "open_s": opened,
+                "interactive_s": opened + ready,
+                "key_p50_ms": per_key[0],
+                "key_p99_ms": per_key[1],
+                "visible_marks": marks,
+            }
+
+        results["big_with_suggestions"] = browser.call(lambda: big("Big.md"))
+        results["big_plain"] = browser.call(lambda: big("Plain.md"))
+        raw = BUNDLE.read_bytes()
+        results["bundle_bytes"] = len(raw)
+        results["bundle_gzip_bytes"] = len(gzip.compress(raw, 9))
+        browser.call(lambda: (ann.close(), bob.close()))
+    finally:
+        browser.close()
+        server.stop()
+    print(json.dumps(results, indent=2))
+    ratio = statistics.median(seen_browser) / max(statistics.median(seen_node), 1e-9)
+    print(f"edit -> browser p50 / node p50 = {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
