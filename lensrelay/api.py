@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
@@ -13,15 +12,20 @@ from ninja.errors import AuthenticationError
 from ninja.openapi.docs import ABS_TPL_PATH, Swagger
 from ninja.security import HttpBearer
 
-from lensrelay.access.auth import Access, aauthenticate_token
-from lensrelay.access.bearer import unauthorized
+from lensrelay.access.auth import REFUSALS, Access, aauthenticate_token, atoken_refusal
+from lensrelay.access.bearer import header_refusal, unauthorized
 from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.models import Document, Folder
+from lensrelay.sync.ysweet import socket_base
 
 
 class TokenAuth(HttpBearer):
     async def authenticate(self, request: HttpRequest, token: str) -> Access | None:  # type: ignore[override]
-        return await aauthenticate_token(token)
+        access = await aauthenticate_token(token)
+        if access is None:
+            # Said in the 401 (the exception handler below cannot ask the database itself).
+            request.token_refusal = await atoken_refusal(token)  # type: ignore[attr-defined]
+        return access
 
 
 def request_access(request: Any) -> Access:
@@ -49,7 +53,8 @@ api = NinjaAPI(
 
 @api.exception_handler(AuthenticationError)
 def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return unauthorized()
+    reason = header_refusal(request) or getattr(request, "token_refusal", None) or "unknown"
+    return unauthorized(REFUSALS[reason], reason=reason)
 
 
 class FolderOut(Schema):
@@ -66,11 +71,7 @@ class DocumentOut(Schema):
 
 
 def ws_base(request: HttpRequest) -> str:
-    if settings.LENSRELAY_PUBLIC_URL:
-        base = settings.LENSRELAY_PUBLIC_URL.rstrip("/")
-        return base.replace("https://", "wss://", 1).replace("http://", "ws://", 1)
-    scheme = "wss" if request.is_secure() else "ws"
-    return f"{scheme}://{request.get_host()}"
+    return socket_base(request)
 
 
 def _with_md(path: str) -> list[str]:

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
 from lensrelay.access.auth import Access, access_for_user, authenticate_token
+from lensrelay.access.client_tokens import ClientTokenRefused, client_token_access, is_client_token
 from lensrelay.access.liveaccess import access_watch
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store, keep_connection_healthy
@@ -53,6 +54,18 @@ UNKNOWN_DOC_GRACE_SECONDS = 2.0
 def token_access_and_scope(token: str, doc_id: str) -> tuple[Access | None, tuple[bool, int | None]]:
     keep_connection_healthy()
     return authenticate_token(token), doc_scope(doc_id)
+
+
+@sync_to_async
+def client_token_and_scope(token: str, doc_id: str) -> tuple[Access | str, tuple[bool, int | None]]:
+    """A y-sweet client token's access on `doc_id` (or the sentence saying why it is refused), and the
+    document's scope."""
+    keep_connection_healthy()
+    try:
+        access: Access | str = client_token_access(token, doc_id)
+    except ClientTokenRefused as exc:
+        access = str(exc)
+    return access, doc_scope(doc_id)
 
 
 @sync_to_async
@@ -129,6 +142,9 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_MALFORMED, reason="document ids in the URL differ")
             return
         access, scope = await self._authenticate(doc_id)
+        if isinstance(access, str):  # a client token, refused: the sentence says why
+            await self.close(code=CLOSE_UNAUTHORIZED, reason=access[:120])
+            return
         if access is None:
             await self.close(code=CLOSE_UNAUTHORIZED, reason="missing, unknown, expired or revoked token")
             return
@@ -155,10 +171,13 @@ class SyncConsumer(AsyncWebsocketConsumer):
         if len(room.awareness):
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
 
-    async def _authenticate(self, doc_id: str) -> tuple[Access | None, tuple[bool, int | None] | None]:
+    async def _authenticate(self, doc_id: str) -> tuple[Access | str | None, tuple[bool, int | None] | None]:
         """The connection's access, and for a token also the document's scope, looked up in the same
-        trip to a thread (each trip costs a few milliseconds of every first sync)."""
+        trip to a thread (each trip costs a few milliseconds of every first sync). A refused client
+        token answers the reason instead of an access."""
         token = query_token(self.scope)
+        if token and is_client_token(token):
+            return await client_token_and_scope(token, doc_id)
         if token:
             answered = loop_lookups.token_and_scope(token, doc_id)
             if answered is None:
