@@ -74,7 +74,7 @@ def token_refusal(raw: str | None) -> str:
 
 
 REFUSALS = {
-    "missing": "A bearer token is required (Authorization: Bearer <token>).",
+    "missing": "The bearer token is missing: send Authorization: Bearer <token>.",
     "malformed": "The Authorization header is malformed: send Authorization: Bearer <token>.",
     "unknown": "The bearer token is unknown.",
     "expired": "The bearer token has expired.",
