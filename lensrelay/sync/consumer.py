@@ -16,7 +16,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from lensrelay.access.auth import Access, access_for_user, authenticate_token
+from lensrelay.access.auth import Access, access_for_user, authenticate_token, token_refusal
 from lensrelay.access.client_tokens import ClientTokenRefused, client_token_access, is_client_token
 from lensrelay.access.liveaccess import access_watch
 from lensrelay.docstore.room import Room
@@ -146,7 +146,10 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_UNAUTHORIZED, reason=access[:120])
             return
         if access is None:
-            await self.close(code=CLOSE_UNAUTHORIZED, reason="missing, unknown, expired or revoked token")
+            # Said only on refusal (one more lookup): token missing, unknown, expired or revoked.
+            token = query_token(self.scope)
+            word = await sync_to_async(token_refusal)(token) if token else "missing"
+            await self.close(code=CLOSE_UNAUTHORIZED, reason=f"token {word}")
             return
         # A document of a folder the token may not see is refused exactly like one that does not exist
         # (same code, same reason, same wait), so ids of other folders cannot be probed.

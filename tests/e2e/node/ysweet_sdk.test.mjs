@@ -84,8 +84,10 @@ async function authEndpointServer (serverManager, request = {}) {
   return { url: `http://127.0.0.1:${server.address().port}/auth`, close: () => server.close() }
 }
 
-test('checkStore answers ok', async () => {
+test('checkStore answers ok, with ys:// and http:// connection strings', async () => {
   assert.deepEqual(await manager.checkStore(), { ok: true })
+  const plain = new DocumentManager(`http://${encodeURIComponent(env('EDIT_TOKEN'))}@${host}`)
+  assert.deepEqual(await plain.checkStore(), { ok: true })
 })
 
 test('createDoc makes a document with a fresh id, or with the given one, and again is a no-op', async () => {
