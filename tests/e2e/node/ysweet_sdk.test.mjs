@@ -156,6 +156,15 @@ test('a folder token mints for its folder only; a view token cannot ask for full
   const token = await alpha.getClientToken(env('ALPHA_DOC'))
   assert.equal(token.authorization, 'full')
   await assert.rejects(alpha.getClientToken(env('BETA_DOC')), (error) => error.cause?.status === 404)
+  // the documented pattern for a folder token: its own note exists, so "create" is a no-op ...
+  assert.equal((await alpha.getOrCreateDocAndToken(env('ALPHA_DOC'))).docId, env('ALPHA_DOC'))
+  // ... while another folder's note is refused exactly like an id nobody has used (it may not create either)
+  const refusedStatus = async (docId) => {
+    try { await alpha.getOrCreateDocAndToken(docId) } catch (error) { return error.cause?.status }
+    return 200
+  }
+  assert.equal(await refusedStatus(env('BETA_DOC')), 403)
+  assert.equal(await refusedStatus(`never-used-${randomUUID()}`), 403)
   const viewer = new DocumentManager(connectionString(env('VIEW_TOKEN')))
   assert.equal((await viewer.getClientToken(env('ALPHA_DOC'))).authorization, 'read-only')
   await assert.rejects(viewer.getClientToken(env('ALPHA_DOC'), { authorization: 'full' }),
