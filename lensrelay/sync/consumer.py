@@ -25,6 +25,7 @@ from lensrelay.docstore.tombstones import CLOSE_DOCUMENT_PURGED, PURGED_REASON, 
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.protocol.wire import MalformedFrame, Reader
+from lensrelay.sync import subdocs
 from lensrelay.sync.authstack import query_token
 from lensrelay.sync.fastpath import DIRECT_SEND, DirectSocket
 from lensrelay.sync.lookups import loop_lookups
@@ -350,6 +351,10 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
         elif kind == wire.MESSAGE_SYNC_STATUS:
             await self.send_frame(frame)
+        elif kind == wire.MESSAGE_QUERY_SUBDOCS:
+            doc_ids = subdocs.read_query(reader)
+            body = await subdocs.answer(room=room, folder_id=self.folder_id, doc_ids=doc_ids)
+            await self.send_frame(wire.subdocs_message(body))
         # Other message types (auth from a client, custom extensions) carry nothing for the server.
 
     async def _awareness(self, room: Room, update: bytes) -> None:

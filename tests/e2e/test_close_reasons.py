@@ -3,8 +3,8 @@
 Every refusal reaches the npm `y-websocket` provider with its code and a reason it can show (`closed`
 event): 4401 (bad, expired or tampered token), 4403 (the token lost the folder while connected), 4404
 (unknown document, unknown socket route) and 4413 (frame over the limit). y-sweet's older `/doc/ws/<id>`
-route syncs like `/d/<id>/ws/<id>`, and the Relay.md provider's own message types (4-8) are ignored
-without closing anything.
+route syncs like `/d/<id>/ws/<id>`, and the Relay.md provider's own message types (3-8) never close
+anything: 3 and 7 are answered (7 in tests/e2e/test_relay_client_maps.py), the others ignored.
 """
 
 from __future__ import annotations

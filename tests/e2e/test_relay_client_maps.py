@@ -4,18 +4,25 @@ A Relay client registers its client id in `users` (Yjs's PermanentUserData) and 
 header into `frontmatter` (one entry per property, the value as JSON text). The server keeps both as
 the clients wrote them, and when one of its own writers (here: an AI suggestion accepted by a reviewer)
 changes the header it updates `frontmatter` in the same update, so no Relay client rewrites the old
-values back into the text. A view token writes neither; an oversized entry is refused whole.
+values back into the text. A view token writes neither; an oversized entry is refused whole. The
+sub-document query (message 7) on a folder document is answered (message 8) with the state vectors of
+the named notes of that folder only.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
+import cbor2
 import pytest
+
+from lensrelay.protocol.wire import Reader, var_bytes, var_uint
 
 from .conftest import YClientFactory
 from .relay import Relay, RelayTokens
+from .yclient import YClient
 
 pytestmark = pytest.mark.e2e
 
@@ -61,7 +68,9 @@ def site(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> RelayTokens:
     (vault / "Header.md").write_text(NOTE, encoding="utf-8")
     (vault / "Guarded.md").write_text(NOTE, encoding="utf-8")
     (vault / "Plain.md").write_text(NOTE, encoding="utf-8")
-    relay.setup(imports=[(vault, "Meta")])
+    elsewhere: Path = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "Secret.md").write_text("# Secret\n", encoding="utf-8")
+    relay.setup(imports=[(vault, "Meta"), (elsewhere, "Elsewhere")])
     return RelayTokens(relay=relay, tokens=relay.tokens)
 
 
@@ -147,3 +156,54 @@ async def test_an_oversized_users_entry_is_refused_whole(site: RelayTokens, ycli
     assert closed["code"] == 4413, closed
     fresh = await yclients(url, doc_id, params=params, label="after-big")
     assert await fresh.get_map("users") == {}
+
+
+def query_subdocs(doc_ids: list[str]) -> bytes:
+    """Message 7 as the Relay plugin frames it: a count, then each id as a string."""
+    return var_uint(7) + var_uint(len(doc_ids)) + b"".join(var_bytes(d.encode()) for d in doc_ids)
+
+
+async def subdoc_answer(client: YClient, frame: bytes) -> dict[str, bytes]:
+    mark = len(client.events)
+    await client.send_raw(frame)
+    event = await client.wait_event(
+        "message", since=mark, predicate=lambda e: e["type"] == 8, timeout=TIMEOUT
+    )
+    index: dict[str, bytes] = cbor2.loads(Reader(base64.b64decode(event["payload"])).var_bytes())
+    return index
+
+
+async def test_the_subdocument_query_answers_the_folders_notes(
+    site: RelayTokens, yclients: YClientFactory
+) -> None:
+    token = site.tokens["edit"]
+    folder_doc = await site.relay.folder_doc_id(token, folder="Meta")
+    note_id = await site.relay.doc_id(token, folder="Meta", path="/Guarded.md")
+    secret = await site.relay.doc_id(token, folder="Elsewhere", path="/Secret.md")
+    folder_client = await yclients(site.relay.doc_url(folder_doc), folder_doc, params={"token": token})
+    index = await subdoc_answer(folder_client, query_subdocs([note_id, secret, "no-such-doc", note_id]))
+    assert list(index) == [note_id], index  # another folder's note and unknown ids are left out
+    before = index[note_id]
+    assert isinstance(before, bytes) and before, index
+
+    writer = await yclients(site.relay.doc_url(note_id), note_id, params={"token": token}, label="writer")
+    await writer.insert(0, "changed ")
+    await writer.wait_synced()
+    after = await subdoc_answer(folder_client, query_subdocs([note_id]))
+    assert after[note_id] != before, (before, after)
+
+    # the first form (no ids) and a note's own socket get an empty index; neither closes the socket
+    assert await subdoc_answer(folder_client, b"\x07") == {}
+    assert await subdoc_answer(writer, query_subdocs([note_id])) == {}
+    assert folder_client.events_named("connection-close") == []
+
+
+async def test_a_hostile_subdocument_query_closes_as_malformed(
+    site: RelayTokens, yclients: YClientFactory
+) -> None:
+    token = site.tokens["edit"]
+    folder_doc = await site.relay.folder_doc_id(token, folder="Meta")
+    client = await yclients(site.relay.doc_url(folder_doc), folder_doc, params={"token": token})
+    await client.send_raw(var_uint(7) + var_uint(10**6))
+    closed = await client.wait_event("closed", timeout=TIMEOUT)
+    assert closed["code"] == 4400 and "at most" in closed["reason"], closed
