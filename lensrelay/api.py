@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
@@ -13,15 +12,20 @@ from ninja.errors import AuthenticationError
 from ninja.openapi.docs import ABS_TPL_PATH, Swagger
 from ninja.security import HttpBearer
 
-from lensrelay.access.auth import Access, aauthenticate_token
-from lensrelay.access.bearer import unauthorized
+from lensrelay.access.auth import REFUSALS, Access, aauthenticate_token, atoken_refusal
+from lensrelay.access.bearer import header_refusal, unauthorized
 from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.models import Document, Folder
+from lensrelay.sync.ysweet import socket_base
 
 
 class TokenAuth(HttpBearer):
     async def authenticate(self, request: HttpRequest, token: str) -> Access | None:  # type: ignore[override]
-        return await aauthenticate_token(token)
+        access = await aauthenticate_token(token)
+        if access is None:
+            # Said in the 401 (the exception handler below cannot ask the database itself).
+            request.token_refusal = await atoken_refusal(token)  # type: ignore[attr-defined]
+        return access
 
 
 def request_access(request: Any) -> Access:
@@ -42,14 +46,192 @@ class OfflineSwagger(Swagger):
     template_cdn = str(ABS_TPL_PATH / "swagger.html")
 
 
-api = NinjaAPI(
+def _operation(summary: str, responses: dict[str, str], **extra: Any) -> dict[str, Any]:
+    """An OpenAPI operation of a route served by a plain Django view (bearer-authenticated unless
+    `security=[]`); JSON error bodies `{error, reason?}`."""
+    answers: dict[str, Any] = {}
+    for status, description in responses.items():
+        answer: dict[str, Any] = {"description": description}
+        if status.startswith(("4", "5")):
+            answer["content"] = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+        answers[status] = answer
+    return {"summary": summary, "responses": answers, "security": [{"TokenAuth": []}], **extra}
+
+
+def _param(name: str, where: str = "path", *, required: bool = True, kind: str = "string") -> dict[str, Any]:
+    return {"name": name, "in": where, "required": required, "schema": {"type": kind}}
+
+
+_DOC = _param("doc_id")
+_HASH_QUERY = _param("hash", "query")
+_BINARY = {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}
+_JSON_OBJECT = {"application/json": {"schema": {"type": "object"}}}
+_AUTH = {"401": "missing, malformed, unknown, expired or revoked token (the body's `reason` says which)"}
+_DOC_ANSWERS = {**_AUTH, "404": "unknown document, or one outside the token's folders"}
+
+# Routes served by plain Django views (binary bodies, y-sweet's and lens-relay's own paths, /mcp), listed so
+# /api/docs and the OpenAPI schema show every HTTP route. lensrelay/urls.py is the one that serves them.
+PLAIN_ROUTES: dict[str, dict[str, Any]] = {
+    "/check_store": {
+        method: _operation("y-sweet: whether the document store answers", {"200": "`{ok}`", **_AUTH})
+        for method in ("get", "post")
+    },
+    "/doc/new": {
+        "post": _operation(
+            "y-sweet: create a standalone document (unscoped edit or admin token); an existing id is a no-op",
+            {"200": "`{docId}`", "400": "bad docId", **_AUTH, "403": "token may not", "409": "purged id"},
+            requestBody={"required": False, "content": _JSON_OBJECT},
+        )
+    },
+    "/doc/{doc_id}/auth": {
+        "post": _operation(
+            "y-sweet: mint a client token for one document `{url, baseUrl, docId, token, authorization}`",
+            {"200": "the client token", "400": "bad body", **_DOC_ANSWERS, "403": '"full" for a reader'},
+            parameters=[_DOC],
+            requestBody={"required": False, "content": _JSON_OBJECT},
+        )
+    },
+    "/doc/{doc_id}/as-update": {
+        "get": _operation(
+            "y-sweet (server token): the whole document as one Yjs update",
+            {"200": "binary Yjs update", **_DOC_ANSWERS},
+            parameters=[_DOC],
+        )
+    },
+    "/doc/{doc_id}/update": {
+        "post": _operation(
+            "y-sweet (server token): apply one Yjs update, all or nothing",
+            {
+                "200": "`{ok}`",
+                "400": "not a Yjs update",
+                **_DOC_ANSWERS,
+                "403": "read-only",
+                "413": "too large",
+            },
+            parameters=[_DOC],
+            requestBody={"required": True, "content": _BINARY},
+        )
+    },
+    "/d/{doc_id}/as-update": {
+        "get": _operation(
+            "The whole document as one Yjs update (API token or the document's client token)",
+            {"200": "binary Yjs update", **_DOC_ANSWERS},
+            parameters=[_DOC],
+        )
+    },
+    "/d/{doc_id}/update": {
+        "post": _operation(
+            "Apply one Yjs update, all or nothing (API token or the document's client token)",
+            {
+                "200": "`{ok}`",
+                "400": "not a Yjs update",
+                **_DOC_ANSWERS,
+                "403": "read-only",
+                "413": "too large",
+            },
+            parameters=[_DOC],
+            requestBody={"required": True, "content": _BINARY},
+        )
+    },
+    "/d/{doc_id}/versions": {
+        "get": _operation(
+            "The document's versions, newest first", {"200": "list", **_DOC_ANSWERS}, parameters=[_DOC]
+        )
+    },
+    "/d/{doc_id}/versions/{version_id}": {
+        "get": _operation(
+            "One version with its text, or (`?format=update`) its state as one Yjs update",
+            {"200": "the version", **_DOC_ANSWERS},
+            parameters=[_DOC, _param("version_id"), _param("format", "query", required=False)],
+        )
+    },
+    "/f/{doc_id}/upload-url": {
+        "post": _operation(
+            "An upload URL for a file blob `{uploadUrl}`",
+            {"200": "`{uploadUrl}`", "400": "bad hash or length", **_DOC_ANSWERS, "403": "read-only"},
+            parameters=[
+                _DOC,
+                _HASH_QUERY,
+                _param("content_type", "query", required=False),
+                _param("content_length", "query", required=False, kind="integer"),
+            ],
+        )
+    },
+    "/f/{doc_id}/download-url": {
+        "get": _operation(
+            "A download URL for a stored blob `{downloadUrl}`",
+            {"200": "`{downloadUrl}`", "400": "bad hash", **_DOC_ANSWERS},
+            parameters=[_DOC, _HASH_QUERY],
+        )
+    },
+    "/f/{doc_id}/upload": {
+        "post": _operation(
+            "The filesystem store's upload (multipart; the upload URL's ticket or a bearer token)",
+            {"200": "stored", "400": "bad body or hash", **_DOC_ANSWERS, "403": "bad ticket"},
+            parameters=[_DOC, _HASH_QUERY],
+        )
+    },
+    "/f/{doc_id}/download": {
+        "get": _operation(
+            "The filesystem store's download (the download URL's ticket or a bearer token)",
+            {"200": "the file", "400": "bad hash", **_DOC_ANSWERS, "403": "bad ticket"},
+            parameters=[_DOC, _HASH_QUERY],
+        )
+    },
+    "/f/{doc_id}/history": {
+        "get": _operation("The document's stored blobs", {"200": "list", **_DOC_ANSWERS}, parameters=[_DOC])
+    },
+    "/f/{doc_id}/{hash}": {
+        "delete": _operation(
+            "Delete an old blob (not the one the entry names)",
+            {"200": "deleted", **_DOC_ANSWERS, "403": "read-only", "409": "the current blob"},
+            parameters=[_DOC, _param("hash")],
+        )
+    },
+    "/f/{doc_id}": {
+        "head": _operation(
+            "Whether the document (or `?hash=` blob) has files: 200 or 404, no body",
+            {"200": "yes", **_DOC_ANSWERS},
+            parameters=[_DOC, _param("hash", "query", required=False)],
+        )
+    },
+    "/ready": {
+        "get": {**_operation("Readiness", {"200": "`{ok: true}`", "503": "not ready"}), "security": []}
+    },
+    "/mcp": {
+        "post": _operation(
+            "The MCP endpoint (Streamable HTTP, JSON-RPC 2.0); see the README's MCP section",
+            {"200": "JSON-RPC answer or event stream", "202": "notification accepted", **_AUTH},
+            requestBody={"required": True, "content": _JSON_OBJECT},
+        )
+    },
+}
+
+
+class LensRelayApi(NinjaAPI):
+    """The ninja API, whose schema also lists the routes served by plain Django views (`PLAIN_ROUTES`)."""
+
+    def get_openapi_schema(self, *, path_prefix: str | None = None, path_params: Any = None) -> Any:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        schema["paths"].update(PLAIN_ROUTES)
+        components = schema.setdefault("components", {})
+        components.setdefault("schemas", {})["Error"] = {
+            "type": "object",
+            "properties": {"error": {"type": "string"}, "reason": {"type": "string"}},
+            "required": ["error"],
+        }
+        return schema
+
+
+api = LensRelayApi(
     title="Lens Relay", version="0.1.0", auth=TokenAuth(), urls_namespace="api", docs=OfflineSwagger()
 )
 
 
 @api.exception_handler(AuthenticationError)
 def _unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
-    return unauthorized()
+    reason = header_refusal(request) or getattr(request, "token_refusal", None) or "unknown"
+    return unauthorized(REFUSALS[reason], reason=reason)
 
 
 class FolderOut(Schema):
@@ -66,11 +248,7 @@ class DocumentOut(Schema):
 
 
 def ws_base(request: HttpRequest) -> str:
-    if settings.LENSRELAY_PUBLIC_URL:
-        base = settings.LENSRELAY_PUBLIC_URL.rstrip("/")
-        return base.replace("https://", "wss://", 1).replace("http://", "ws://", 1)
-    scheme = "wss" if request.is_secure() else "ws"
-    return f"{scheme}://{request.get_host()}"
+    return socket_base(request)
 
 
 def _with_md(path: str) -> list[str]:

@@ -173,6 +173,9 @@ LENSRELAY_VERSIONS_MAX = int(os.environ.get("LENSRELAY_VERSIONS_MAX", "200"))
 LENSRELAY_MAX_FRAME_BYTES = int(os.environ.get("LENSRELAY_MAX_FRAME_BYTES", str(16 * 1024 * 1024)))
 # daphne's `manage.py runserver` reads these (`python -m lensrelay.server.serve` sets them itself).
 DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = LENSRELAY_MAX_FRAME_BYTES
+# y-sweet client tokens (POST /doc/<id>/auth): default lifetime and the longest a caller may ask for.
+LENSRELAY_CLIENT_TOKEN_SECONDS = int(os.environ.get("LENSRELAY_CLIENT_TOKEN_SECONDS", "3600"))
+LENSRELAY_CLIENT_TOKEN_MAX_SECONDS = int(os.environ.get("LENSRELAY_CLIENT_TOKEN_MAX_SECONDS", str(24 * 3600)))
 LENSRELAY_PUBLIC_URL = os.environ.get("LENSRELAY_PUBLIC_URL", "")
 LENSRELAY_SERVE_STATIC = _env_bool("LENSRELAY_SERVE_STATIC", True)
 LENSRELAY_DEMO = _env_bool("LENSRELAY_DEMO", True)

@@ -16,6 +16,10 @@ urlpatterns = [
     path("d/<str:doc_id>/versions", ysweet.versions, name="doc-versions"),
     path("d/<str:doc_id>/versions/<str:version_id>", ysweet.version, name="doc-version"),
     path("doc/new", ysweet.new_doc, name="doc-new"),
+    path("doc/<str:doc_id>/auth", ysweet.auth_doc, name="doc-auth"),
+    path("doc/<str:doc_id>/as-update", ysweet.server_as_update, name="doc-server-as-update"),
+    path("doc/<str:doc_id>/update", ysweet.server_update, name="doc-server-update"),
+    path("check_store", ysweet.check_store, name="check-store"),
     # y-sweet file routes (lensrelay/files): fixed names before the <hash> route.
     path("f/<str:doc_id>/upload-url", files.upload_url, name="file-upload-url"),
     path("f/<str:doc_id>/download-url", files.download_url, name="file-download-url"),

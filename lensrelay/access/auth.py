@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -25,10 +25,22 @@ class Access:
     folder_ids: frozenset[int] | None  # None: every folder
     token_id: int | None = None
     user_id: int | None = None
+    # A y-sweet client token (lensrelay.access.client_tokens) narrows its minting credential to one
+    # document, and possibly to reading it.
+    doc_id: str | None = None
+    read_only: bool = False
 
     @property
     def can_write_live(self) -> bool:
-        return self.role in WRITE_ROLES
+        return self.role in WRITE_ROLES and not self.read_only
+
+    def sees_document(self, doc_id: str) -> bool:
+        return self.doc_id is None or self.doc_id == doc_id
+
+    def capped_like(self, other: Access) -> Access:
+        """This (the minting credential's current) access, kept within `other`'s document and read-only
+        caps: a client token never grows back to its minting token's reach."""
+        return replace(self, doc_id=other.doc_id, read_only=other.read_only)
 
     @property
     def can_suggest(self) -> bool:
@@ -45,6 +57,29 @@ def token_access(token: ApiToken, folder_ids: frozenset[int]) -> Access | None:
     if not token.active:
         return None
     return Access(name=token.name, role=token.role, folder_ids=folder_ids or None, token_id=token.pk)
+
+
+def token_refusal(raw: str | None) -> str:
+    """Why a bearer token is refused, in words a client can act on (for a token that was refused)."""
+    if not raw or not raw.strip():
+        return "missing"
+    token = ApiToken.objects.filter(token_hash=ApiToken.hash_token(raw.strip())).first()
+    if token is None:
+        return "unknown"
+    if token.revoked:
+        return "revoked"
+    if token.expired:
+        return "expired"
+    return "unknown"
+
+
+REFUSALS = {
+    "missing": "The bearer token is missing: send Authorization: Bearer <token>.",
+    "malformed": "The Authorization header is malformed: send Authorization: Bearer <token>.",
+    "unknown": "The bearer token is unknown.",
+    "expired": "The bearer token has expired.",
+    "revoked": "The bearer token has been revoked.",
+}
 
 
 def authenticate_token(raw: str | None) -> Access | None:
@@ -75,4 +110,5 @@ def access_for_user(user: Any) -> Access | None:
 
 
 aauthenticate_token = sync_to_async(authenticate_token)
+atoken_refusal = sync_to_async(token_refusal)
 aaccess_for_user = sync_to_async(access_for_user)

@@ -120,6 +120,8 @@ class AccessWatch:
             # A document moved to another folder takes its sockets along: the token must see that one.
             socket.folder_id = folders.get(socket.doc_id or "", socket.folder_id)
             access = now.get(credential)
+            if access is not None and socket.access is not None:
+                access = access.capped_like(socket.access)  # a client token keeps its caps
             if access is None:
                 self.discard(socket)
                 await socket.access_lost(

@@ -35,8 +35,28 @@ def folders_narrowed(before: Iterable[int], after: Iterable[int]) -> bool:
     return not old or not old <= new
 
 
+_DURATION_UNITS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+
+
+def parse_lifetime(spec: str) -> timedelta:
+    """`30d`, `12h`, `45m` or `90s` as a duration; ValueError saying the accepted forms otherwise."""
+    text = spec.strip().lower()
+    number, unit = text[:-1], text[-1:]
+    # ASCII digits only: str.isdigit() takes "٣" and int() reads it as 3.
+    if unit not in _DURATION_UNITS or not number.isascii() or not number.isdigit() or int(number) <= 0:
+        raise ValueError(
+            f"--expires-in must be a positive number with d, h, m or s (30d, 12h); got {spec!r}."
+        )
+    return timedelta(**{_DURATION_UNITS[unit]: int(number)})
+
+
 def token_create(
-    *, name: str, role: str, folders: Iterable[Folder] = (), expires_days: int | None = None
+    *,
+    name: str,
+    role: str,
+    folders: Iterable[Folder] = (),
+    expires_days: int | None = None,
+    expires_in: timedelta | None = None,
 ) -> tuple[ApiToken, str]:
     if role not in ApiToken.Role.values:
         raise ValueError(f"Unknown role {role!r}; choose one of {', '.join(ApiToken.Role.values)}.")
@@ -44,11 +64,15 @@ def token_create(
         raise ValueError("A token needs a name (it is shown as the author of its suggestions).")
     if expires_days is not None and expires_days <= 0:
         raise ValueError("--expires-days must be a positive number of days.")
+    if expires_days is not None and expires_in is not None:
+        raise ValueError("Give --expires-days or --expires-in, not both.")
+    if expires_days is not None:
+        expires_in = timedelta(days=expires_days)
     raw = ApiToken.generate_raw()
     token = ApiToken(name=name.strip(), role=role)
     token.set_raw(raw)
-    if expires_days is not None:
-        token.expires_at = timezone.now() + timedelta(days=expires_days)
+    if expires_in is not None:
+        token.expires_at = timezone.now() + expires_in
     with transaction.atomic():
         token.save()
         token.folders.set(list(folders))

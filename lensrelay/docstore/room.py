@@ -16,6 +16,7 @@ import anyio._backends._asyncio  # noqa: F401
 from pycrdt import Doc, Subscription, TransactionEvent, merge_updates
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.frontmattermap import FrontmatterFollower
 from lensrelay.docstore.rehearsal import Rehearsal, UpdateRefused, apply_or_refuse
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import AwarenessStates
@@ -134,12 +135,19 @@ class Room(Generic[Host]):
     # -- changes ---------------------------------------------------------------------------------------
 
     @contextmanager
-    def transact(self, origin: object = SERVER) -> Iterator[Doc]:
-        """Mutate the Doc on the event loop; the change is persisted, then broadcast."""
+    def transact(self, origin: object = SERVER, *, from_client: bool = False) -> Iterator[Doc]:
+        """Mutate the Doc on the event loop; the change is persisted, then broadcast.
+
+        A server write that changes the note's YAML header also updates the `frontmatter` map Relay.md
+        clients keep, in the same update (a client's own update is left as it sent it).
+        """
         previous, self._origin = self._origin, origin
         try:
             with self.doc.transaction():
+                follower = None if from_client else FrontmatterFollower(self.doc)
                 yield self.doc
+                if follower is not None:
+                    follower.finish()
         finally:
             self._origin = previous
         self.last_used = time.monotonic()
@@ -153,7 +161,7 @@ class Room(Generic[Host]):
         self._rehearsal.attempt(update)
         self._rehearsed = True
         try:
-            with self.transact(origin):
+            with self.transact(origin, from_client=True):
                 apply_or_refuse(self.doc, update)
         except UpdateRefused:
             # Only if the rehearsal Doc had drifted from the live one: what did apply is logged and

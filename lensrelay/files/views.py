@@ -19,8 +19,8 @@ from django.http.multipartparser import MultiPartParser, MultiPartParserError
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from lensrelay.access.auth import Access, aauthenticate_token
-from lensrelay.access.bearer import bearer_token, unauthorized
+from lensrelay.access.auth import Access
+from lensrelay.access.bearer import bearer_access
 from lensrelay.access.limits import body_too_large, read_body
 from lensrelay.access.user_content import user_content_response, user_content_url
 from lensrelay.docstore.tombstones import PURGED_MESSAGE, DocumentPurged, document_is_purged
@@ -63,9 +63,11 @@ async def _authorize(
 ) -> tuple[Access | None, JsonResponse | None]:
     """The caller's access to the document's files, or the answer to give instead. With `register`, an
     unknown id (a file a client is about to add) is recorded for the caller's folder first."""
-    access = await aauthenticate_token(bearer_token(request))
-    if access is None:
-        return None, unauthorized()
+    # A y-sweet client token for this very document works too (lensrelay.access.client_tokens).
+    found = await bearer_access(request, doc_id)
+    if isinstance(found, JsonResponse):
+        return None, found
+    access = found
     if not selectors.file_doc_id_valid(doc_id):
         return access, _not_found(doc_id)
     known, folder_id = await sync_to_async(selectors.file_scope)(doc_id)

@@ -8,6 +8,10 @@ MESSAGE_SYNC = 0
 MESSAGE_AWARENESS = 1
 MESSAGE_AUTH = 2
 MESSAGE_QUERY_AWARENESS = 3
+# Relay.md's extension: a folder document's client asks for the state vectors of its notes (7) and is
+# answered with a CBOR map of doc id -> state vector (8).
+MESSAGE_QUERY_SUBDOCS = 7
+MESSAGE_SUBDOCS = 8
 MESSAGE_SYNC_STATUS = 102
 
 SYNC_STEP1 = 0
@@ -91,3 +95,7 @@ def awareness_message(update: bytes) -> bytes:
 
 def permission_denied(reason: str) -> bytes:
     return var_uint(MESSAGE_AUTH) + var_uint(AUTH_PERMISSION_DENIED) + var_bytes(reason.encode())
+
+
+def subdocs_message(cbor: bytes) -> bytes:
+    return var_uint(MESSAGE_SUBDOCS) + var_bytes(cbor)

@@ -16,7 +16,8 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from lensrelay.access.auth import Access, access_for_user, authenticate_token
+from lensrelay.access.auth import Access, access_for_user, authenticate_token, token_refusal
+from lensrelay.access.client_tokens import ClientTokenRefused, client_token_access, is_client_token
 from lensrelay.access.liveaccess import access_watch
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store, keep_connection_healthy
@@ -24,6 +25,7 @@ from lensrelay.docstore.tombstones import CLOSE_DOCUMENT_PURGED, PURGED_REASON, 
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.protocol.wire import MalformedFrame, Reader
+from lensrelay.sync import subdocs
 from lensrelay.sync.authstack import query_token
 from lensrelay.sync.fastpath import DIRECT_SEND, DirectSocket
 from lensrelay.sync.lookups import loop_lookups
@@ -53,6 +55,18 @@ UNKNOWN_DOC_GRACE_SECONDS = 2.0
 def token_access_and_scope(token: str, doc_id: str) -> tuple[Access | None, tuple[bool, int | None]]:
     keep_connection_healthy()
     return authenticate_token(token), doc_scope(doc_id)
+
+
+@sync_to_async
+def client_token_and_scope(token: str, doc_id: str) -> tuple[Access | str, tuple[bool, int | None]]:
+    """A y-sweet client token's access on `doc_id` (or the sentence saying why it is refused), and the
+    document's scope."""
+    keep_connection_healthy()
+    try:
+        access: Access | str = client_token_access(token, doc_id)
+    except ClientTokenRefused as exc:
+        access = str(exc)
+    return access, doc_scope(doc_id)
 
 
 @sync_to_async
@@ -129,8 +143,14 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_MALFORMED, reason="document ids in the URL differ")
             return
         access, scope = await self._authenticate(doc_id)
+        if isinstance(access, str):  # a client token, refused: the sentence says why
+            await self.close(code=CLOSE_UNAUTHORIZED, reason=access[:120])
+            return
         if access is None:
-            await self.close(code=CLOSE_UNAUTHORIZED, reason="missing, unknown, expired or revoked token")
+            # Said only on refusal (one more lookup): token missing, unknown, expired or revoked.
+            token = query_token(self.scope)
+            word = await sync_to_async(token_refusal)(token) if token else "missing"
+            await self.close(code=CLOSE_UNAUTHORIZED, reason=f"token {word}")
             return
         # A document of a folder the token may not see is refused exactly like one that does not exist
         # (same code, same reason, same wait), so ids of other folders cannot be probed.
@@ -155,10 +175,13 @@ class SyncConsumer(AsyncWebsocketConsumer):
         if len(room.awareness):
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
 
-    async def _authenticate(self, doc_id: str) -> tuple[Access | None, tuple[bool, int | None] | None]:
+    async def _authenticate(self, doc_id: str) -> tuple[Access | str | None, tuple[bool, int | None] | None]:
         """The connection's access, and for a token also the document's scope, looked up in the same
-        trip to a thread (each trip costs a few milliseconds of every first sync)."""
+        trip to a thread (each trip costs a few milliseconds of every first sync). A refused client
+        token answers the reason instead of an access."""
         token = query_token(self.scope)
+        if token and is_client_token(token):
+            return await client_token_and_scope(token, doc_id)
         if token:
             answered = loop_lookups.token_and_scope(token, doc_id)
             if answered is None:
@@ -328,6 +351,10 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
         elif kind == wire.MESSAGE_SYNC_STATUS:
             await self.send_frame(frame)
+        elif kind == wire.MESSAGE_QUERY_SUBDOCS:
+            doc_ids = subdocs.read_query(reader)
+            body = await subdocs.answer(room=room, folder_id=self.folder_id, doc_ids=doc_ids)
+            await self.send_frame(wire.subdocs_message(body))
         # Other message types (auth from a client, custom extensions) carry nothing for the server.
 
     async def _awareness(self, room: Room, update: bytes) -> None:

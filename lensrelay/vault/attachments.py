@@ -74,7 +74,8 @@ async def attachment_write(*, store: DocStore, folder: Folder, path: str, data: 
             with room.transact():
                 text_insert(room.doc.get(CONTENTS, type=Text), current="", index=0, value=text)
         else:
-            replace_text(room.doc, text)
+            with room.transact():
+                replace_text(room.doc, text)
         await room.flushed()
         if existing is None:
             meta = {"id": uuid, "type": file_kind(path), "version": 0}

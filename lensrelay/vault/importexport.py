@@ -288,7 +288,9 @@ async def import_vault(
         await store.db(persistence.create_ydoc, doc_id, YDoc.Kind.CONTENT)
         room = await store.get(doc_id)
         assert room is not None
-        if replace_text(room.doc, text):
+        with room.transact():
+            replaced = replace_text(room.doc, text)
+        if replaced:
             report.updated += 1
             await room.flushed()
         else:

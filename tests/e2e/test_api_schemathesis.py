@@ -34,7 +34,13 @@ def api_relay(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Relay:
 def test_api_answers_no_5xx_to_generated_requests(api_relay: Relay) -> None:
     schema = schemathesis.openapi.from_url(f"{api_relay.http_url}/api/openapi.json")
     tokens = [api_relay.tokens["edit"], api_relay.tokens["view"], "lr_not-a-token", None]
-    operations = [result.ok() for result in schema.get_all_operations()]
+    # The ninja operations and y-sweet's JSON routes; the binary, multipart, HEAD and MCP routes have their
+    # own tests (their bodies are not JSON Schema shaped).
+    operations = [
+        op
+        for op in (result.ok() for result in schema.get_all_operations())
+        if op.path.startswith(("/api/", "/check_store", "/doc/new", "/doc/{doc_id}/auth"))
+    ]
     assert {op.path for op in operations} >= {"/api/folders", "/api/documents"}
     calls: dict[str, int] = {}
     for operation in operations:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import httpx
 import pytest
 from pycrdt import Doc, Text
 
@@ -32,7 +33,13 @@ def api(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Api:
     (beta / "Plan.md").write_text(PLAN, encoding="utf-8")
     scoped = relay.setup(
         imports=[(alpha, "Alpha"), (beta, "Beta")],
-        tokens={"alpha-edit": TokenSpec("edit", ("Alpha",)), "alpha-view": TokenSpec("view", ("Alpha",))},
+        tokens={
+            "alpha-edit": TokenSpec("edit", ("Alpha",)),
+            "alpha-view": TokenSpec("view", ("Alpha",)),
+            "minter": TokenSpec("edit", ("Alpha",)),
+            "gone-revoked": TokenSpec("view"),
+            "gone-expired": TokenSpec("view"),
+        },
     )
     return Api(relay=relay, tokens={**relay.tokens, **scoped})
 
@@ -77,7 +84,8 @@ async def test_revoked_and_expired_tokens_stop_working_everywhere(api: Api, ycli
         assert response.status_code == 401, (name, response.text)
         client = await yclients(url, doc_id, params={"token": api[name]}, wait_synced=False, label=name)
         closed = await client.wait_event("closed")
-        assert closed["code"] == 4401, (name, closed)
+        said = f"token {name.removeprefix('to-')}d"  # token revoked, token expired
+        assert closed["code"] == 4401 and closed["reason"] == said, (name, closed)
         assert client.events_named("synced") == []
 
 
@@ -236,3 +244,121 @@ async def test_doc_new_creates_a_document_clients_can_use(api: Api, yclients: YC
     assert (await relay.request("POST", "/doc/new")).status_code == 401
     bad = await relay.request("POST", "/doc/new", token=api["edit"], json_body={"docId": "../escape"})
     assert bad.status_code == 400
+
+
+async def test_401_bodies_say_why_the_token_was_refused(api: Api) -> None:
+    relay = api.relay
+    await relay.adisable_tokens(revoke=[api["gone-revoked"]], expire=[api["gone-expired"]])
+    doc_id = await doc_id_of(api, "Alpha/Readme.md")
+    headers = {
+        "missing": {},
+        "malformed": {"Authorization": "Basic dXNlcjpwYXNz"},
+        "unknown": {"Authorization": "Bearer lr_not-a-real-token"},
+        "expired": {"Authorization": f"Bearer {api['gone-expired']}"},
+        "revoked": {"Authorization": f"Bearer {api['gone-revoked']}"},
+    }
+    routes = [
+        ("GET", "/api/folders"), ("GET", f"/d/{doc_id}/as-update"), ("POST", "/doc/new"),
+        ("POST", f"/doc/{doc_id}/auth"), ("GET", "/check_store"), ("GET", f"/f/{doc_id}/history"),
+    ]  # fmt: skip
+    async with httpx.AsyncClient(base_url=relay.http_url, timeout=10) as client:
+        for method, path in routes:
+            for reason, header in headers.items():
+                response = await client.request(method, path, headers=header)
+                assert response.status_code == 401, (method, path, reason, response.text)
+                body = response.json()
+                assert body["reason"] == reason and reason in body["error"].lower(), (path, body)
+
+
+async def test_client_tokens_are_never_wider_than_their_minting_token(
+    api: Api, yclients: YClientFactory
+) -> None:
+    relay = api.relay
+    alpha, beta = await doc_id_of(api, "Alpha/Readme.md"), await doc_id_of(api, "Beta/Plan.md")
+    before = await relay.as_update(alpha, token=api["edit"])
+
+    async def auth(
+        doc_id: str, token: str, body: object = None, content: bytes | None = None
+    ) -> httpx.Response:
+        return await relay.request(
+            "POST",
+            f"/doc/{doc_id}/auth",
+            token=token,
+            json_body=body if content is None else None,
+            content=content,
+        )
+
+    # another folder's document is not there for a folder token; nor is an unknown one
+    assert (await auth(beta, api["alpha-edit"], {})).status_code == 404
+    assert (await auth("no-such-doc", api["edit"], {})).status_code == 404
+    # a view token may read only: asked for "full" it is refused, by default it gets "read-only"
+    refused = await auth(alpha, api["alpha-view"], {"authorization": "full"})
+    assert refused.status_code == 403 and "read-only" in refused.json()["error"]
+    reader = (await auth(alpha, api["alpha-view"], {})).json()
+    assert reader["authorization"] == "read-only"
+    # hostile bodies: a clear 400
+    hostile: list[tuple[object, bytes | None]] = [
+        ({"authorization": "root"}, None),
+        ({"validForSeconds": -5}, None),
+        ({"validForSeconds": True}, None),
+        (None, b"{not json"),
+        ([1, 2], None),
+    ]
+    for body, content in hostile:
+        response = await auth(alpha, api["edit"], body, content)
+        assert response.status_code == 400 and response.json()["error"], (body, content, response.text)
+
+    full = (await auth(alpha, api["minter"], {"validForSeconds": 600})).json()
+    assert full["authorization"] == "full" and full["docId"] == alpha
+    assert full["url"] == f"{relay.http_url.replace('http://', 'ws://')}/d/{alpha}/ws"
+    client_token = full["token"]
+    # the client token opens its own document's /d/ routes, nothing else
+    assert (await relay.request("GET", f"/d/{alpha}/as-update", token=client_token)).status_code == 200
+    elsewhere = [
+        ("GET", f"/d/{beta}/as-update"),
+        ("GET", f"/doc/{alpha}/as-update"),
+        ("GET", "/api/folders"),
+        ("POST", "/doc/new"),
+        ("POST", f"/doc/{alpha}/auth"),
+    ]
+    for method, path in elsewhere:
+        response = await relay.request(method, path, token=client_token)
+        assert response.status_code == 401, (method, path, response.text)
+    assert (await relay.request("POST", "/mcp", token=client_token)).status_code == 401
+    # read-only client tokens cannot write over HTTP; tampered ones are malformed; nothing changed
+    doc = Doc()
+    doc.get("contents", type=Text).insert(0, "nope")
+    posted = await relay.request(
+        "POST", f"/d/{alpha}/update", token=reader["token"], content=doc.get_update()
+    )
+    assert posted.status_code == 403
+    tampered = client_token[:-4] + ("AAAA" if not client_token.endswith("AAAA") else "BBBB")
+    response = await relay.request("GET", f"/d/{alpha}/as-update", token=tampered)
+    assert response.status_code == 401 and response.json()["reason"] == "malformed"
+    assert await relay.as_update(alpha, token=api["edit"]) == before
+
+    # revoking the minting token ends its client tokens, open sockets included
+    socket = await yclients(relay.doc_url(alpha), alpha, params={"token": client_token}, label="client-token")
+    await relay.adisable_tokens(revoke=[api["minter"]])
+    closed = await socket.wait_event("closed", timeout=10)
+    assert closed["code"] == 4401 and closed["reason"], closed
+    response = await relay.request("GET", f"/d/{alpha}/as-update", token=client_token)
+    assert response.status_code == 401 and response.json()["reason"] == "revoked"
+    late = await yclients(relay.doc_url(alpha), alpha, params={"token": client_token}, wait_synced=False)
+    closed = await late.wait_event("closed", timeout=10)
+    assert closed["code"] == 4401 and "revoked" in closed["reason"], closed
+
+
+async def test_an_expired_client_token_is_refused_with_a_reason(api: Api, yclients: YClientFactory) -> None:
+    relay = api.relay
+    alpha = await doc_id_of(api, "Alpha/Readme.md")
+    response = await relay.request(
+        "POST", f"/doc/{alpha}/auth", token=api["edit"], json_body={"validForSeconds": 1}
+    )
+    client_token = response.json()["token"]
+    await asyncio.sleep(1.5)
+    response = await relay.request("GET", f"/d/{alpha}/as-update", token=client_token)
+    assert response.status_code == 401 and response.json()["reason"] == "expired"
+    client = await yclients(relay.doc_url(alpha), alpha, params={"token": client_token}, wait_synced=False)
+    closed = await client.wait_event("closed", timeout=10)
+    assert closed["code"] == 4401 and "expired" in closed["reason"], closed

@@ -1,10 +1,12 @@
 """The README's quick start, run as written on a fresh clone against a fresh server.
 
-Every block of the "Quick start" section runs: ``./scripts/serve`` (with ``LENSRELAY_SKIP_INSTALL=1`` so it
-reuses this virtualenv instead of installing into it, and a free ``PORT``), the shell commands from the
-clone's directory, and the JavaScript snippet saved as the README says, with Node. Two things differ from a
-reader's machine and nothing else: the port (``127.0.0.1:8000`` becomes the free one) and ``npm install``,
-whose packages are the ones the e2e tests installed (linked, not downloaded again).
+Every block of the "Quick start" section runs verbatim: ``./scripts/serve`` (with ``LENSRELAY_SKIP_INSTALL=1``
+so it reuses this virtualenv instead of installing into it) on a free, non-default ``PORT``, with
+``LENSRELAY_URL`` set as the README tells a reader on another port to; the shell commands from the clone's
+directory; the JavaScript snippet saved where the README says, with Node. One thing differs from a reader's
+machine: ``npm install``, whose packages are the ones the e2e tests installed (linked, not downloaded
+again). The snippet's refusals (no token, a refused token, a path that names nothing, no server) are run too,
+the note is printed once per change, and the checkout is left as it was.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def clone(tmp_path: Path, node_modules: Path) -> Path:
 
 def reader_env(port: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _PRIVATE_ENV}
-    env.update(PORT=str(port), LENSRELAY_SKIP_INSTALL="1")
+    env.update(PORT=str(port), LENSRELAY_SKIP_INSTALL="1", LENSRELAY_URL=f"http://127.0.0.1:{port}")
     return env
 
 
@@ -66,7 +68,9 @@ def served(clone: Path) -> Iterator[tuple[Path, int]]:
     [(language, code), *_] = quick_start(clone / "README.md")
     assert (language, commands(code)) == ("bash", ["./scripts/serve"])
     port = free_port()
-    log = (clone / "serve.log").open("w")
+    assert port != 8000
+    log_path = clone.parent / "serve.log"
+    log = log_path.open("w")
     server = subprocess.Popen(
         ["bash", "-c", code], cwd=clone, env=reader_env(port), stdout=log, stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -80,7 +84,7 @@ def served(clone: Path) -> Iterator[tuple[Path, int]]:
             except httpx.HTTPError:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"./scripts/serve did not come up:\n{(clone / 'serve.log').read_text()}")
+                raise AssertionError(f"./scripts/serve did not come up:\n{log_path.read_text()}")
             time.sleep(0.3)
         yield clone, port
     finally:
@@ -123,6 +127,22 @@ def _append_live(base: str, token: str, doc_id: str, addition: str) -> None:
     assert posted.status_code in (200, 204), posted.text
 
 
+def _drain(process: subprocess.Popen[str], seen: list[str], *, seconds: float) -> None:
+    """Whatever the process prints within `seconds` (its stdout is non-blocking after `_read_until`)."""
+    assert process.stdout is not None
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if line:
+            seen.append(line)
+        else:
+            time.sleep(0.05)
+
+
+def _printed(seen: list[str], line: str) -> int:
+    return sum(1 for printed in seen if printed.rstrip("\n") == line)
+
+
 def test_every_quick_start_command_and_snippet_runs_as_written(served: tuple[Path, int]) -> None:
     clone, port = served
     blocks = quick_start(clone / "README.md")
@@ -130,29 +150,55 @@ def test_every_quick_start_command_and_snippet_runs_as_written(served: tuple[Pat
     (_, serve), (_, find), (_, snippet), (_, watch) = blocks
     env = reader_env(port)
     here = f"127.0.0.1:{port}"
+    assert DEFAULT_ADDRESS in find and DEFAULT_ADDRESS in snippet  # the default, overridden by LENSRELAY_URL
 
     # the demo token is where the README says
     token = (clone / "data" / "demo-token").read_text().strip()
     assert token.startswith("lr_") and "data/demo-token" in find
 
-    # find a document: the commands of the second block, in one shell, as typed
+    # find a document: the commands of the second block, in one shell, verbatim
     found = subprocess.run(
-        ["bash", "-e", "-c", find.replace(DEFAULT_ADDRESS, here)],
-        cwd=clone, env=env, capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+        ["bash", "-e", "-c", find], cwd=clone, env=env, capture_output=True, text=True, timeout=30
+    )
     assert found.returncode == 0, found.stderr
     [document] = json.loads(found.stdout)
     assert document["path"] == "Lens/Welcome.md" and document["ws_url"].startswith(f"ws://{here}/d/")
 
-    # save the snippet as the README says, then run the last block (npm's packages are linked, not fetched)
-    saved_as = re.search(r"save this as `([\w.-]+)`", (clone / "README.md").read_text()).group(1)  # type: ignore[union-attr]
-    (clone / saved_as).write_text(snippet.replace(DEFAULT_ADDRESS, here), encoding="utf-8")
-    install, run = commands(watch)
-    assert install.split()[:2] == ["npm", "install"]
+    # save the snippet where the README says: a folder of its own, outside the checkout
+    saved_as = re.search(r"save this as `([^`]+)`", (clone / "README.md").read_text()).group(1)  # type: ignore[union-attr]
+    target = (clone / saved_as).resolve()
+    assert not target.is_relative_to(clone), saved_as
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(snippet, encoding="utf-8")
+    lines = commands(watch)
+    [install] = [line for line in lines if line.startswith("npm install")]
     for package in install.split()[2:]:
         assert (NODE_MODULES / package / "package.json").is_file(), package
-    (clone / "node_modules").symlink_to(NODE_MODULES)
+    (target.parent / "node_modules").symlink_to(NODE_MODULES)
+    run = "\n".join(line for line in lines if line != install)
     exports = "\n".join(line for line in commands(find) if line.startswith("export "))
+
+    # its refusals, each in one line, status 1
+    refusals = {
+        "no token": ({"TOKEN": ""}, "Lens/Welcome", "Set TOKEN first"),
+        "a refused token": (
+            {"TOKEN": "lr_wrong"},
+            "Lens/Welcome",
+            "The server refused: The bearer token is unknown.",
+        ),
+        "no such path": ({}, "Lens/Nowhere", "No document at Lens/Nowhere"),
+        "no server": ({"LENSRELAY_URL": f"http://127.0.0.1:{free_port()}"}, "Lens/Welcome", "Cannot reach"),
+    }
+    for what, (extra, path, message) in refusals.items():
+        script = run.replace("Lens/Welcome", path)
+        refused = subprocess.run(
+            ["bash", "-c", script], cwd=clone, env={**env, "TOKEN": token, **extra},
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        said = refused.stderr.strip()
+        assert refused.returncode == 1, (what, refused.stdout, said)
+        assert said.startswith(message) and len(said.splitlines()) == 1, (what, said)
+
     watcher = subprocess.Popen(
         ["bash", "-c", f"{exports}\n{run}"], cwd=clone, env=env, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, start_new_session=True,
@@ -160,11 +206,22 @@ def test_every_quick_start_command_and_snippet_runs_as_written(served: tuple[Pat
     try:
         seen: list[str] = []
         welcome = (REPO / "lensrelay" / "demo_vault" / "Welcome.md").read_text(encoding="utf-8")
-        _read_until(watcher, welcome.splitlines()[-1], seen)
+        last_line = welcome.splitlines()[-1]
+        _read_until(watcher, last_line, seen)
+        _drain(watcher, seen, seconds=1.0)
+        assert _printed(seen, last_line) == 1, seen  # printed once on connect
         # "edit the document from another client and it prints the new text"
         _append_live(f"http://{here}", token, document["doc_id"], "Written by another client.\n")
         _read_until(watcher, "Written by another client.", seen)
+        _drain(watcher, seen, seconds=1.0)
+        assert _printed(seen, "Written by another client.") == 1, seen
     finally:
         os.killpg(watcher.pid, signal.SIGTERM)
         watcher.wait(timeout=10)
     assert serve.strip() == "./scripts/serve"
+    # npm's files and the snippet stayed outside the checkout
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored"], cwd=clone, capture_output=True, text=True
+    )
+    left = {line[3:].rstrip("/") for line in status.stdout.splitlines()}
+    assert left <= {".venv", "data"}, status.stdout

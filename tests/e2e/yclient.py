@@ -251,6 +251,12 @@ class YClient:
     async def map_delete(self, name: str, key: str) -> None:
         await self.call("mapDelete", name=name, key=key)
 
+    async def register_user(self, user: str) -> int:
+        """Map this client's id to ``user`` in the `users` map with Yjs's PermanentUserData (as Relay.md
+        clients do); returns the client id."""
+        client_id: int = await self.call("registerUser", user=user)
+        return client_id
+
     async def transact(self, ops: list[dict[str, Any]]) -> None:
         """Several ops in one Y transaction: ``{"op": "insert"|"delete"|"mapSet"|"mapDelete", ...}``."""
         await self.call("transact", ops=ops)

@@ -1,8 +1,10 @@
+"""`manage.py create_token`: an API token from the command line (the admin makes them too)."""
+
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from lensrelay.access.tokens import token_create
+from lensrelay.access.tokens import parse_lifetime, token_create
 from lensrelay.models import ApiToken, Folder
 
 
@@ -14,6 +16,11 @@ class Command(BaseCommand):
         parser.add_argument("--role", required=True, choices=ApiToken.Role.values)
         parser.add_argument("--folder", action="append", default=[], help="Limit to this folder (repeatable)")
         parser.add_argument("--expires-days", type=int, default=None)
+        parser.add_argument(
+            "--expires-in",
+            default=None,
+            help="Lifetime such as 30d, 12h, 45m or 90s (instead of --expires-days)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         folders = []
@@ -23,11 +30,13 @@ class Command(BaseCommand):
                 raise CommandError(f"No folder named {name!r}.")
             folders.append(folder)
         try:
+            lifetime = parse_lifetime(options["expires_in"]) if options["expires_in"] else None
             token, raw = token_create(
                 name=options["name"],
                 role=options["role"],
                 folders=folders,
                 expires_days=options["expires_days"],
+                expires_in=lifetime,
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc

@@ -160,6 +160,11 @@ const commands = {
   getMap ({ name }) { return mapOf(name).toJSON() },
   mapSet (op) { applyOp({ ...op, op: 'mapSet' }); return null },
   mapDelete (op) { applyOp({ ...op, op: 'mapDelete' }); return null },
+  // Yjs's own PermanentUserData, as Relay.md clients keep the `users` map: this client's id under `user`.
+  registerUser ({ user }) {
+    new Y.PermanentUserData(doc, doc.getMap('users')).setUserMapping(doc, doc.clientID, String(user))
+    return doc.clientID
+  },
   transact ({ ops }) {
     if (!Array.isArray(ops)) throw new Error('ops must be a list')
     doc.transact(() => ops.forEach(applyOp))

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from lensrelay.access.tokens import (
     folders_narrowed,
+    parse_lifetime,
     token_create,
     token_narrowed,
     token_revoke,
@@ -83,3 +84,43 @@ def test_services_announce_every_change_that_takes_rights_away() -> None:
         assert (token.name, token.role, token.revoked) == ("t2", "suggest", True)
     finally:
         token_narrowed.disconnect(listen)
+
+
+@pytest.mark.parametrize(
+    ("spec", "lifetime"),
+    [
+        ("30d", timedelta(days=30)),
+        ("12h", timedelta(hours=12)),
+        ("45m", timedelta(minutes=45)),
+        (" 90S ", timedelta(seconds=90)),
+    ],
+)
+def test_lifetimes_read_as_written(spec: str, lifetime: timedelta) -> None:
+    assert parse_lifetime(spec) == lifetime
+
+
+@pytest.mark.parametrize("spec", ["", "30", "d", "0d", "-1h", "1.5h", "12w", "1e3s", "٣d"])
+def test_bad_lifetimes_say_the_accepted_forms(spec: str) -> None:
+    with pytest.raises(ValueError, match="30d, 12h"):
+        parse_lifetime(spec)
+
+
+@pytest.mark.django_db
+def test_create_token_expires_in(capsys: pytest.CaptureFixture[str]) -> None:
+    from django.core.management import CommandError, call_command
+
+    from lensrelay.models import ApiToken
+
+    call_command("create_token", "--name", "ci", "--role", "view", "--expires-in", "12h")
+    raw = capsys.readouterr().out.strip().splitlines()[-1]
+    token = ApiToken.objects.get(token_hash=ApiToken.hash_token(raw))
+    assert token.expires_at is not None
+    left = token.expires_at - timezone.now()
+    assert timedelta(hours=11, minutes=59) < left <= timedelta(hours=12)
+    with pytest.raises(CommandError, match="30d, 12h"):
+        call_command("create_token", "--name", "ci", "--role", "view", "--expires-in", "soon")
+    with pytest.raises(CommandError, match="not both"):
+        call_command(
+            "create_token", "--name", "ci", "--role", "view", "--expires-in", "1d", "--expires-days", "2"
+        )
+    assert ApiToken.objects.count() == 1
