@@ -22,6 +22,7 @@ Where they run is `LENSRELAY_DERIVED_WORK`:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -164,6 +165,7 @@ class DeriveFollower:
             for view in _views:
                 with failures_logged(logger, "derived view %s for %d documents", view.name, len(batch)):
                     await view.handle(self.store, batch)
+            logger.info("derived views brought in step for %d documents", len(batch))
         newest = max([cursor, *(row_id for row_id, _ in read.rows)])
         self._handled.update(row_id for row_id, _ in fresh)
         self._handled = {row_id for row_id in self._handled if row_id > newest - WINDOW}
@@ -185,10 +187,8 @@ class DeriveFollower:
             with failures_logged(logger, "derived work"):
                 await self.step()
             wait = max(0.0, poll - (time.monotonic() - started))
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=wait)
-            except TimeoutError:
-                pass
 
 
 def follower_for(store: DocStore) -> DeriveFollower:

@@ -9,8 +9,12 @@ from the log's origin, bringing every view in step with every document.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import logging
+import os
 import signal
+import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -20,8 +24,21 @@ from lensrelay.docstore.store import get_store
 
 logger = logging.getLogger(__name__)
 
+PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(parent_pid: int) -> None:
+    """SIGTERM from the kernel when the launcher goes (Linux); gone already: exit now."""
+    libc_name = ctypes.util.find_library("c")
+    if sys.platform.startswith("linux") and libc_name is not None:
+        ctypes.CDLL(libc_name, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent_pid:
+        raise SystemExit("the server that started this derive process is gone")
+
 
 class Command(BaseCommand):
+    # The launcher starts it beside a server that has just run them.
+    requires_system_checks: list[str] = []
     help = "Keep backlinks, search rows and vectors in step with the update log (the derive process)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,6 +51,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["parent_pid"] is not None:
+            _end_with_parent(options["parent_pid"])
         if options["rebuild"]:
             cursor_save(last_update_id=0, name=CURSOR_NAME)
         asyncio.run(self._run(once=options["once"], parent_pid=options["parent_pid"]))
