@@ -74,6 +74,19 @@ class PendingDocs:
         self._read_at = float("-inf")
         self._generation = -1
         self._refreshing: asyncio.Task[None] | None = None
+        self._recheck: asyncio.TimerHandle | None = None
+
+    def skipped(self) -> None:
+        """A changed document was passed over as having no pending rows: read again once this memory is
+        due, so a row another process wrote meanwhile is still followed without a further edit."""
+        if self._recheck is None:
+            due = max(0.0, self._read_at + PENDING_REFRESH_SECONDS - time.monotonic())
+            self._recheck = self.store.loop.call_later(due, self._refresh_now)
+
+    def _refresh_now(self) -> None:
+        self._recheck = None
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = self.store.spawn(self._refresh())
 
     def stale(self) -> bool:
         return self._generation != _generation or time.monotonic() - self._read_at >= PENDING_REFRESH_SECONDS
@@ -194,7 +207,11 @@ def _follower(store: DocStore) -> Later:
     async def follow(doc_id: str) -> None:
         await _unheld(store, doc_id)
         room = store.rooms.get(doc_id)
-        if room is None or doc_id not in await pending_docs(store).current():
+        if room is None:
+            return
+        memory = pending_docs(store)
+        if doc_id not in await memory.current():
+            memory.skipped()
             return
         pending = await store.db(pending_rows, doc_id)
         if store.attached(_Holds).count[doc_id] > 0:
