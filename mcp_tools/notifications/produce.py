@@ -94,6 +94,21 @@ class SubscribedDocs:
         self._read_at = float("-inf")
         self._generation = -1
         self._refreshing: asyncio.Task[None] | None = None
+        # Documents changed while this memory said nobody subscribed: told after all should the next read
+        # find a subscription another worker made meanwhile.
+        self._passed: set[str] = set()
+        self._recheck: asyncio.TimerHandle | None = None
+
+    def passed_over(self, doc_id: str) -> None:
+        self._passed.add(doc_id)
+        if self._recheck is None:
+            due = max(0.0, self._read_at + SUBSCRIBED_REFRESH_SECONDS - time.monotonic())
+            self._recheck = self.store.loop.call_later(due, self._refresh_now)
+
+    def _refresh_now(self) -> None:
+        self._recheck = None
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = self.store.spawn(self._refresh())
 
     def stale(self) -> bool:
         return (
@@ -110,8 +125,11 @@ class SubscribedDocs:
 
     async def _refresh(self) -> None:
         generation, read_at = subscriptions_generation(), time.monotonic()
+        passed, self._passed = self._passed, set()
         self.doc_ids = await self.store.db(subscribed_doc_ids)
         self._read_at, self._generation = read_at, generation
+        for doc_id in passed & self.doc_ids:
+            content_notifier(self.store).changed(doc_id)
 
 
 def subscribed_docs(store: DocStore) -> SubscribedDocs:
@@ -129,6 +147,7 @@ class ContentNotifier:
     def changed(self, doc_id: str) -> None:
         known = subscribed_docs(self.store)
         if not known.stale() and doc_id not in known.doc_ids:
+            known.passed_over(doc_id)
             return  # nobody listens: no task, no query
         if doc_id in self._waiting:
             return  # the trailing event is already due
