@@ -58,7 +58,9 @@ def drive(
     targets: list[dict[str, Any]], workdir: Path, args: argparse.Namespace, name: str
 ) -> dict[str, Any]:
     targets_file = workdir / f"targets-{name}.json"
-    targets_file.write_text(json.dumps(targets))
+    # load.mjs spreads a document's clients over servers: here one each.
+    spread = [{"room": t["room"], "serverUrls": [t["serverUrl"]], "params": t["params"]} for t in targets]
+    targets_file.write_text(json.dumps(spread))
     clients = len(targets) * args.clients_per_doc
     return harness.run_driver(
         "load.mjs",
