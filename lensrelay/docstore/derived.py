@@ -156,7 +156,11 @@ class DeriveFollower:
         if changed:
             content = await self.store.db(content_docs, changed)
         if content:
-            # Loaded rooms (a folder document being written, say) take in what the others logged.
+            # The changed notes are kept loaded here: the feed then applies only their new rows on each
+            # pass, where reading a note's text from the database merges its whole stored log again.
+            for doc_id in content:
+                await self.store.get(doc_id)
+            # Loaded rooms (the notes, the folder documents being written) take in what others logged.
             await self.store.catch_up()
             cache = text_cache(self.store)
             for doc_id in content:
