@@ -55,15 +55,34 @@ def expected_backlinks(uuids: list[str], links: dict[int, frozenset[int]]) -> di
     return {target: sorted(sources) for target, sources in found.items()}
 
 
+def subscribe(session_id: str, notes: list[Any]) -> None:
+    from mcp_tools.models import McpSubscription
+    from tests.mcp_tools.notifications.test_produce import listening
+
+    listening(session_id)
+    for note in notes:
+        McpSubscription.objects.create(session_id=session_id, uri=f"lens://{note.doc_id}", doc_id=note.doc_id)
+
+
+def notified(session_id: str) -> set[str]:
+    from mcp_tools.models import McpEvent
+
+    messages = McpEvent.objects.filter(session_id=session_id).values_list("message", flat=True)
+    return {m["params"]["uri"] for m in messages if m.get("method") == "notifications/resources/updated"}
+
+
 async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
     store = DocStore(asyncio.get_running_loop())
     try:
-        folder = await store.db(folder_create, name=f"Burst{next(_names)}")
+        name = f"Burst{next(_names)}"
+        folder = await store.db(folder_create, name=name)
         notes = [
             await document_create(store=store, folder=folder, path=f"/N{i}.md", text=f"note{i}\n")
             for i in range(NOTES)
         ]
         await derive_pending(store)
+        # MCP notifications stay in the server process: a session subscribed to the first ten notes.
+        await store.db(subscribe, name, notes[:10])
         links: dict[int, frozenset[int]] = {}
         words: dict[int, str] = {}
         for n, (i, targets) in enumerate(ops):
@@ -100,6 +119,16 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
         )
         assert stale == ([], [])
         assert await store.db(cursor_load) == fresh.cursor
+
+        # Notifications agree with the burst: every subscribed note that was edited, and no other.
+        want_told = {f"lens://{notes[i].doc_id}" for i, _ in ops if i < 10}
+        told: set[str] = set()
+        for _ in range(50):
+            told = await store.db(notified, name)
+            if told == want_told:
+                break
+            await asyncio.sleep(0.1)
+        assert told == want_told
     finally:
         await store.close()
 
@@ -108,7 +137,8 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
 @given(ops=edits)
 def test_derived_views_converge_after_a_burst_over_a_hundred_notes(ops: Any, settings: Any) -> None:
     settings.LENSRELAY_DERIVED_WORK = "process"
-    asyncio.run(scenario(ops))
+    # The last edit is of a subscribed note, so the notifications check is never vacuous.
+    asyncio.run(scenario([*ops, (0, frozenset({1}))]))
 
 
 async def test_process_mode_leaves_the_live_path_alone(store: DocStore, settings: Any) -> None:
