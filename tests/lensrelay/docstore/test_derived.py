@@ -1,5 +1,6 @@
-"""The derive process's follower: derived views converge with the documents after a burst, resume from
-the durable cursor, and read nothing twice that they need not."""
+"""Derived views converge with the documents after a burst over 100 notes (backlinks and search from the
+derive process's follower; notifications and the suggestion follower, which stay in the server), and the
+follower resumes from its durable cursor."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ from lensrelay.search.index import search_query, search_stale
 from lensrelay.search.maintain import _markdown_documents
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_create
+from lensrelay.vault.paths import path_index
+from suggestions.follow import outcome_in_text
+from suggestions.models import Suggestion
+from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -83,6 +88,22 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
         await derive_pending(store)
         # MCP notifications stay in the server process: a session subscribed to the first ten notes.
         await store.db(subscribe, name, notes[:10])
+        # So does the suggestion follower: pending suggestions on five notes.
+        index = path_index(store)
+        await index.ensure()
+        rows = []
+        for note in notes[10:15]:
+            entry = index.by_doc_id(note.doc_id)
+            assert entry is not None
+            outcome = await suggestion_propose_edits(
+                store=store,
+                entry=entry,
+                proposer=Proposer(author="claude"),
+                specs=[EditSpec(old_string="note", new_string="memo")],
+                tool="edit",
+            )
+            assert outcome.suggestion is not None
+            rows.append(outcome.suggestion)
         links: dict[int, frozenset[int]] = {}
         words: dict[int, str] = {}
         for n, (i, targets) in enumerate(ops):
@@ -129,6 +150,29 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
                 break
             await asyncio.sleep(0.1)
         assert told == want_told
+
+        # The follower agrees with the suggestions' outcomes worked out afresh from the texts now.
+        def statuses() -> dict[int, str]:
+            return dict(Suggestion.objects.filter(pk__in=[r.pk for r in rows]).values_list("pk", "status"))
+
+        want_status: dict[int, str] = {}
+        for row in rows:
+            fresh_row = await store.db(Suggestion.objects.get, pk=row.pk)
+            room = await store.get(row.doc_id)
+            assert room is not None
+            want_status[row.pk] = outcome_in_text(room, fresh_row) or "pending"
+        assert set(want_status.values()) <= {"pending", "stale"}
+        found: dict[int, str] = {}
+        for _ in range(50):
+            found = await store.db(statuses)
+            if found == want_status:
+                break
+            await asyncio.sleep(0.1)
+        assert found == want_status
+        edited = {notes[i].doc_id for i, _ in ops}
+        assert {pk for pk, status in found.items() if status == "pending"} == {
+            row.pk for row in rows if row.doc_id not in edited
+        }
     finally:
         await store.close()
 
