@@ -121,8 +121,10 @@ def relay_server(workdir: Path, *, source: Path = REPO_ROOT, **env: str) -> Live
     # The launcher operators run (README): daphne with our frame limit and direct frame sends.
     # Exports of commits older than it run plain daphne.
     application: list[str] = []
-    if (source / "lensrelay" / "serve.py").exists():
+    if (source / "lensrelay" / "server" / "serve.py").exists():
         server = [python, "-m", "lensrelay.server.serve"]
+    elif (source / "lensrelay" / "serve.py").exists():  # before the reorganisation of issue 19
+        server = [python, "-m", "lensrelay.serve"]
     else:
         server = [python, "-m", "daphne"]
         application = ["lensrelay.asgi:application"]
