@@ -71,6 +71,18 @@ class YSnapshot(models.Model):
     updated = models.DateTimeField(default=timezone.now)
 
 
+class DerivedCursor(models.Model):
+    """How far a follower of the update log (the derive process) has done its work: every row up to
+    `last_update_id` is reflected in the derived views, so a restarted follower resumes from here."""
+
+    name = models.CharField(max_length=50, unique=True)
+    last_update_id = models.BigIntegerField(default=0)
+    updated = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.name} @ {self.last_update_id}"
+
+
 class PurgedDocument(models.Model):
     """A tombstone: the id of a document a purge removed for good. The id is never used again, so nothing
     (a client, a folder entry, an upload, `POST /doc/new`) can bring a purged document back under it."""

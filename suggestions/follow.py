@@ -4,6 +4,14 @@ When a suggestion's markup disappears from its document (a person accepted, reje
 the row becomes accepted, rejected or stale; when the markup is still there but no longer what was
 proposed (a person typed inside it, or removed one of its delimiters) the row becomes stale at once, so
 nobody can accept text the assistant never suggested.
+
+It stays in the server process, beside the live document (not in the derive process): it must see the
+markup in the replica the editors change, and it coordinates with proposals and decisions running in this
+process (`holding`, `deciding_here`). It is off the per-update path all the same: an edit only adds the
+document to a debounced set, and which documents have pending suggestions is answered from memory
+(`PendingDocs`), kept current by this process's row changes (signals) and refreshed from the database at
+most once per `PENDING_REFRESH_SECONDS` for rows other processes wrote; a document that turns out to have
+gained pending rows meanwhile is looked at once more. Only a document with pending rows costs a query.
 """
 
 from __future__ import annotations
@@ -11,11 +19,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from django.db import transaction
+from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from pycrdt import StickyIndex, Text
 
@@ -34,6 +44,75 @@ from suggestions.signals import suggestion_decided
 logger = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.3
+PENDING_REFRESH_SECONDS = 1.0
+# Bumped by every row change this process makes: each store's memory reads the database again.
+_generation = 0
+
+
+def _rows_changed(sender: object, **kwargs: object) -> None:
+    global _generation
+    _generation += 1
+
+
+post_save.connect(_rows_changed, sender=Suggestion, dispatch_uid="suggestions.follow.rows_saved")
+post_delete.connect(_rows_changed, sender=Suggestion, dispatch_uid="suggestions.follow.rows_deleted")
+suggestion_decided.connect(_rows_changed, dispatch_uid="suggestions.follow.rows_decided")
+
+
+def pending_doc_ids() -> frozenset[str]:
+    kinds = [Suggestion.Kind.EDIT, Suggestion.Kind.CREATE]
+    rows = Suggestion.objects.filter(status=Suggestion.Status.PENDING, kind__in=kinds)
+    return frozenset(rows.values_list("doc_id", flat=True).distinct())
+
+
+class PendingDocs:
+    """Per store: the documents with pending suggestions, from memory."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self.doc_ids: frozenset[str] = frozenset()
+        self._read_at = float("-inf")
+        self._generation = -1
+        self._refreshing: asyncio.Task[None] | None = None
+        self._recheck: asyncio.TimerHandle | None = None
+
+    def skipped(self) -> None:
+        """A changed document was passed over as having no pending rows: read again once this memory is
+        due, so a row another process wrote meanwhile is still followed without a further edit."""
+        if self._recheck is None:
+            due = max(0.0, self._read_at + PENDING_REFRESH_SECONDS - time.monotonic())
+            self._recheck = self.store.loop.call_later(due, self._refresh_now)
+
+    def _refresh_now(self) -> None:
+        self._recheck = None
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = self.store.spawn(self._refresh())
+
+    def stale(self) -> bool:
+        return self._generation != _generation or time.monotonic() - self._read_at >= PENDING_REFRESH_SECONDS
+
+    async def current(self) -> frozenset[str]:
+        if self.stale():
+            if self._refreshing is None or self._refreshing.done():
+                self._refreshing = self.store.spawn(self._refresh())
+            await asyncio.shield(self._refreshing)
+        return self.doc_ids
+
+    async def _refresh(self) -> None:
+        generation, read_at = _generation, time.monotonic()
+        found = await self.store.db(pending_doc_ids)
+        gained = found - self.doc_ids
+        self.doc_ids, self._read_at, self._generation = found, read_at, generation
+        # Rows another process wrote since the last read: their markup may already be gone here.
+        follower = follower_for(self.store)
+        for doc_id in gained:
+            room = self.store.rooms.get(doc_id)
+            if room is not None and room.kind == "content":
+                follower.add(doc_id)
+
+
+def pending_docs(store: DocStore) -> PendingDocs:
+    return store.attached(PendingDocs)
 
 
 def _settle(decided: list[tuple[int, str]]) -> None:
@@ -129,6 +208,10 @@ def _follower(store: DocStore) -> Later:
         await _unheld(store, doc_id)
         room = store.rooms.get(doc_id)
         if room is None:
+            return
+        memory = pending_docs(store)
+        if doc_id not in await memory.current():
+            memory.skipped()
             return
         pending = await store.db(pending_rows, doc_id)
         if store.attached(_Holds).count[doc_id] > 0:

@@ -10,9 +10,21 @@ import pytest
 
 # Each test session gets its own data directory (secret key, demo token), never the developer's.
 os.environ.setdefault("LENSRELAY_DATA_DIR", tempfile.mkdtemp(prefix="lensrelay-test-"))
+# Derived work (backlinks, search rows) runs in the process of each change, as the tests expect it right
+# after; tests of the derive process set "process" themselves (tests/lensrelay/docstore/test_derived.py,
+# tests/e2e/test_derive_process.py). Servers the e2e tests start inherit it.
+os.environ.setdefault("LENSRELAY_DERIVED_WORK", "inline")
 # Semantic search's test model ships its weights in its package: nothing may come from a model hub.
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _derived_work_mode() -> None:
+    # pytest-django reads the settings before this module runs: the mode chosen above is applied here.
+    from django.conf import settings
+
+    settings.LENSRELAY_DERIVED_WORK = os.environ["LENSRELAY_DERIVED_WORK"]
 
 
 @pytest.fixture

@@ -116,6 +116,11 @@ def backlinks(doc: Doc) -> dict[str, list[str]]:
     return {target: [str(s) for s in _plain(sources) or []] for target, sources in raw.items()}
 
 
+def backlinks_of(doc: Doc, *, target: str) -> list[str]:
+    """One target's sources, without reading the rest of the map."""
+    return [str(s) for s in _plain(doc.get(BACKLINKS, type=Map).get(target)) or []]
+
+
 def set_backlinks(doc: Doc, *, target: str, sources: list[str]) -> None:
     raw = doc.get(BACKLINKS, type=Map)
     if sources:

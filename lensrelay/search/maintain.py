@@ -1,5 +1,9 @@
 """Keeping the search index current: edits, creations, renames and deletions reach it within a second.
 
+- With a derive process (LENSRELAY_DERIVED_WORK=process, the default) it follows the update log and
+  reindexes each changed document once per pass (`lensrelay.docstore.derived`); the server processes
+  index no edits. Inline, the process that sees a change schedules it, as below.
+
 - Content edits (here or in another process) are collected for `DEBOUNCE_SECONDS`, then their texts are
   read from the text cache and written in batches on the store's database thread.
 - Folder changes (created, renamed, deleted documents, an imported vault) arrive through
@@ -26,6 +30,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.derived import derived_inline, derived_view
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change, on_foreign
 from lensrelay.docstore.texts import text_cache, view_of
@@ -227,15 +232,23 @@ async def search_settled(store: DocStore) -> None:
     await maintainer_for(store).settled()
 
 
+async def _derive(store: DocStore, doc_ids: frozenset[str]) -> None:
+    await maintainer_for(store).reindex(doc_ids)
+
+
+derived_view("search", _derive)
+
+
 @on_change
 def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind == "content":
+    if room.kind == "content" and derived_inline():
         maintainer_for(room.store).schedule([room.doc_id])
 
 
 @on_foreign
 def _changed_elsewhere(store: DocStore, doc_id: str) -> None:
-    maintainer_for(store).schedule([doc_id])
+    if derived_inline():
+        maintainer_for(store).schedule([doc_id])
 
 
 # -- full reindex (management command) ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from lensrelay.docstore.derived import derived_inline, derived_view
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change, on_foreign
 from lensrelay.semantic.config import semantic_enabled
@@ -52,13 +53,22 @@ async def semantic_settled(store: DocStore) -> None:
         await _maintainer(store).settled()
 
 
+async def _derive(store: DocStore, doc_ids: frozenset[str]) -> None:
+    if semantic_enabled():
+        await _maintainer(store).embed(doc_ids)
+
+
+# With a derive process (the default) it embeds what changed, once per pass; inline, the listeners below.
+derived_view("vectors", _derive)
+
+
 @on_change
 def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind == "content" and semantic_enabled():
+    if room.kind == "content" and semantic_enabled() and derived_inline():
         _maintainer(room.store).schedule([room.doc_id])
 
 
 @on_foreign
 def _changed_elsewhere(store: DocStore, doc_id: str) -> None:
-    if semantic_enabled():
+    if semantic_enabled() and derived_inline():
         _maintainer(store).schedule([doc_id])

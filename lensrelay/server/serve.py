@@ -50,9 +50,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             "lensrelay.server.serve: the WebSocket limits come from LENSRELAY_MAX_FRAME_BYTES;"
             " set that instead."
         )
+    from lensrelay.server.beside import start_derive_beside
+
     cli = CommandLineInterface()
     cli.server_class = _limited_server_class()
-    cli.run([*args, APPLICATION])
+    # Backlinks, search rows and vectors are made there, off this process's live path.
+    beside = start_derive_beside()
+    try:
+        cli.run([*args, APPLICATION])
+    finally:
+        if beside is not None:
+            beside.stop()
 
 
 def _limited_server_class() -> type:

@@ -1,12 +1,19 @@
 """Keeps each folder document's `backlinks_v0` current (target uuid -> source uuids), as Relay clients
-expect, a moment after a document's text changes."""
+expect, a moment after a document's text changes.
+
+Incremental: each store remembers, per folder document, which targets every source links to (built once
+from the map, and again only when someone else changed the folder document), so an edit writes the
+entries of the links it added or removed and reads nothing else of the folder's map. The derive process
+runs it (lensrelay.docstore.derived); with LENSRELAY_DERIVED_WORK=inline the process of the edit does.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lensrelay.docstore import folderdoc
+from lensrelay.docstore.derived import derived_inline, derived_view
 from lensrelay.docstore.later import Later
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
@@ -49,10 +56,10 @@ async def reindex(store: DocStore, doc_id: str) -> None:
         if room is None:
             continue
         if folder_id == source.folder_id:
-            _update(room, source.uuid, linked, members={e.uuid for e in members})
+            _linked(store, room, source.uuid, linked, members=lambda: {e.uuid for e in members})
         else:
             # Links recorded before backlinks stayed within a folder: take them out.
-            _forget(room, source.uuid)
+            _linked(store, room, source.uuid, set(), members=None)
 
 
 def _unlisted(store: DocStore) -> dict[str, int]:
@@ -68,7 +75,8 @@ def _retry_unlisted(store: DocStore, doc_id: str) -> None:
     look again a little later, a few times, rather than miss its links."""
     room = store.rooms.get(doc_id)
     tries = _unlisted(store)
-    if room is None or room.kind != "content" or tries.get(doc_id, 0) >= UNLISTED_RETRIES:
+    # The derive process has no room of the note (it reads stored texts): it tries again all the same.
+    if (room is not None and room.kind != "content") or tries.get(doc_id, 0) >= UNLISTED_RETRIES:
         tries.pop(doc_id, None)
         return
     tries[doc_id] = tries.get(doc_id, 0) + 1
@@ -78,6 +86,59 @@ def _retry_unlisted(store: DocStore, doc_id: str) -> None:
         backlink_indexer(store).add(doc_id)
 
     store.spawn(again())
+
+
+class _Known:
+    """What one folder document's backlinks_v0 says, by source (source uuid -> target uuids), and the
+    folder document's state vector when that was true: any other change (a move, another process's
+    write) makes it differ, and the map is read again."""
+
+    def __init__(self, room: Room) -> None:
+        self.sources: dict[str, set[str]] = {}
+        for target, sources in folderdoc.backlinks(room.doc).items():
+            for source in sources:
+                self.sources.setdefault(source, set()).add(target)
+        self.state = room.doc.get_state()
+
+
+def _known_maps(store: DocStore) -> dict[str, _Known]:
+    return store.attached(_new_known)
+
+
+def _new_known(store: DocStore) -> dict[str, _Known]:
+    return {}
+
+
+def _linked(
+    store: DocStore, room: Room, source: str, targets: set[str], *, members: Callable[[], set[str]] | None
+) -> None:
+    """Make `source` link to exactly `targets` in the room's backlinks_v0, writing only what differs."""
+    known_maps = _known_maps(store)
+    known = known_maps.get(room.doc_id)
+    if known is None or known.state != room.doc.get_state():
+        # First sight, or the folder document changed meanwhile: the whole map once, with its repairs.
+        if members is not None:
+            _update(room, source, targets, members=members())
+        else:
+            _forget(room, source)
+        known_maps[room.doc_id] = _Known(room)
+        return
+    before = known.sources.get(source, set())
+    if before == targets:
+        return
+    changes: dict[str, list[str]] = {}
+    for target in before ^ targets:
+        sources = folderdoc.backlinks_of(room.doc, target=target)
+        if target in targets and source not in sources:
+            changes[target] = [*sources, source]
+        elif target not in targets and source in sources:
+            changes[target] = [s for s in sources if s != source]
+    _write(room, changes)
+    if targets:
+        known.sources[source] = set(targets)
+    else:
+        known.sources.pop(source, None)
+    known.state = room.doc.get_state()
 
 
 def _update(room: Room, source: str, targets: set[str], *, members: set[str]) -> None:
@@ -119,7 +180,16 @@ def backlink_indexer(store: DocStore) -> Later:
     return store.attached(_indexer)
 
 
+async def _derive(store: DocStore, doc_ids: frozenset[str]) -> None:
+    for doc_id in sorted(doc_ids):
+        await reindex(store, doc_id)
+
+
+derived_view("backlinks", _derive)
+
+
 @on_change
 def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind == "content" and room.changed_here:  # once, by the process where the edit happened
+    # Once, by the process where the edit happened; with a derive process, there.
+    if room.kind == "content" and room.changed_here and derived_inline():
         backlink_indexer(room.store).add(room.doc_id)

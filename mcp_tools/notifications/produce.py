@@ -12,12 +12,19 @@
   that removed its markup, a later edit that superseded it) tells the session that proposed it with a
   `notifications/message` at level `notice`, logger `lens-relay.suggestions`.
 
+Edits stay here, in the server process, rather than in the derive process: the hub that holds the GET
+streams is woken at once by a producer in its own process. They cost the live path no query: the edit
+only goes into a per-document debounce when the document has subscribers, which is answered from memory
+(`SubscribedDocs`: one query per `SUBSCRIBED_REFRESH_SECONDS` for the whole process, and at once after this
+process changes a subscription), so a subscription made on another worker takes effect within that.
+
 Events are written to the log (`events`) in the same transaction as what they report where there is one,
 and the streams of this process are woken at once; other workers' streams find them on their next poll.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import defaultdict
@@ -32,7 +39,14 @@ from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.models import Folder
 from mcp_tools.notifications.events import events_append
 from mcp_tools.notifications.hub import wake_all
-from mcp_tools.notifications.subscriptions import Listener, listener_of, listeners_seeing, subscribers_of
+from mcp_tools.notifications.subscriptions import (
+    Listener,
+    listener_of,
+    listeners_seeing,
+    subscribed_doc_ids,
+    subscribers_of,
+    subscriptions_generation,
+)
 from mcp_tools.sessions import LOG_LEVELS
 
 logger = logging.getLogger(__name__)
@@ -68,6 +82,42 @@ def document_changed_events(*, doc_id: str) -> int:
     return made
 
 
+SUBSCRIBED_REFRESH_SECONDS = 1.0
+
+
+class SubscribedDocs:
+    """Per store: the documents anyone subscribed to, from memory."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self.doc_ids: frozenset[str] = frozenset()
+        self._read_at = float("-inf")
+        self._generation = -1
+        self._refreshing: asyncio.Task[None] | None = None
+
+    def stale(self) -> bool:
+        return (
+            self._generation != subscriptions_generation()
+            or time.monotonic() - self._read_at >= SUBSCRIBED_REFRESH_SECONDS
+        )
+
+    async def current(self) -> frozenset[str]:
+        if self.stale():
+            if self._refreshing is None or self._refreshing.done():
+                self._refreshing = self.store.spawn(self._refresh())
+            await asyncio.shield(self._refreshing)
+        return self.doc_ids
+
+    async def _refresh(self) -> None:
+        generation, read_at = subscriptions_generation(), time.monotonic()
+        self.doc_ids = await self.store.db(subscribed_doc_ids)
+        self._read_at, self._generation = read_at, generation
+
+
+def subscribed_docs(store: DocStore) -> SubscribedDocs:
+    return store.attached(SubscribedDocs)
+
+
 class ContentNotifier:
     """Debounces one process's document edits into `resources/updated` events."""
 
@@ -77,6 +127,9 @@ class ContentNotifier:
         self._waiting: set[str] = set()
 
     def changed(self, doc_id: str) -> None:
+        known = subscribed_docs(self.store)
+        if not known.stale() and doc_id not in known.doc_ids:
+            return  # nobody listens: no task, no query
         if doc_id in self._waiting:
             return  # the trailing event is already due
         now = time.monotonic()
@@ -98,6 +151,8 @@ class ContentNotifier:
         self.store.spawn(self._write(doc_id))
 
     async def _write(self, doc_id: str) -> None:
+        if doc_id not in await subscribed_docs(self.store).current():
+            return
         if await self.store.db(document_changed_events, doc_id=doc_id):
             wake_all()
 

@@ -37,6 +37,24 @@ class TooManySubscriptions(Exception):
         )
 
 
+# Bumped whenever this process changes a subscription: the memory of who is subscribed reads again.
+_generation = 0
+
+
+def subscriptions_generation() -> int:
+    return _generation
+
+
+def _subscriptions_changed() -> None:
+    global _generation
+    _generation += 1
+
+
+def subscribed_doc_ids() -> frozenset[str]:
+    """Every document some session subscribed to (whether it listens now is checked per event)."""
+    return frozenset(McpSubscription.objects.exclude(doc_id="").values_list("doc_id", flat=True).distinct())
+
+
 def max_subscriptions() -> int:
     return max(1, int(getattr(settings, "LENSRELAY_MCP_MAX_SUBSCRIPTIONS", 200)))
 
@@ -67,6 +85,8 @@ def subscription_add(*, session_id: str, uri: str, doc_id: str, limit: int | Non
                 raise TooManySubscriptions(limit)
             _make_room(session_id=session_id, uri=uri, doc_id=doc_id)
             McpSubscription.objects.create(session_id=session_id, uri=uri, doc_id=doc_id)
+            _subscriptions_changed()
+            transaction.on_commit(_subscriptions_changed)  # a read meanwhile did not see the new row
     except IntegrityError:  # a concurrent identical subscribe won the race: the outcome is the same
         pass
 
@@ -100,6 +120,7 @@ def subscription_remove(*, session_id: str, uri: str, doc_id: str = "") -> bool:
     if the session was not subscribed (not an error)."""
     wanted = Q(session_id=session_id) & (Q(uri=uri) | (Q(doc_id=doc_id) if doc_id else Q(pk__in=[])))
     deleted, _ = McpSubscription.objects.filter(wanted).delete()
+    _subscriptions_changed()
     return deleted > 0
 
 

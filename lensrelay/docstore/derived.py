@@ -1,0 +1,207 @@
+"""Derived work follows the change feed, off the live path: backlinks, search rows and vectors.
+
+The live path (receive, rehearse, persist, broadcast, awareness) only logs each update (`YUpdate`). Views
+derived from documents register here a handler, `derived_view(name, handle)`: `handle(store, doc_ids)`
+brings the view in step with those documents as they are now. Handlers are idempotent (running one
+twice over a document changes nothing), which is what lets the follower below re-read a window of the
+log after a restart instead of keeping exactly-once bookkeeping.
+
+Where they run is `LENSRELAY_DERIVED_WORK`:
+
+- ``"process"`` (the default): a process of its own, `manage.py derive`, follows the update log from a
+  durable cursor (`DerivedCursor`), coalesces what it reads per document (a note changed 300 times
+  since the last read is handled once) and runs every view on the batch; the server processes run none
+  of them. `python -m lensrelay.server.serve` starts that process beside the server (and again if it
+  ends); scaled out, it is a deployment unit of its own. Killed, it resumes from its cursor: nothing is
+  lost, and the live path never waits for it.
+- ``"inline"``: each server process runs the views itself, debounced per document, as before (one process
+  with no launcher: the test suite, `manage.py runserver`). `derive_pending(store)` runs the follower once
+  in-process, for tests that use a store directly in process mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from lensrelay.docstore import persistence
+from lensrelay.docstore.panics import failures_logged
+from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.texts import text_cache
+from lensrelay.models import DerivedCursor, YDoc, YSnapshot, YUpdate
+
+logger = logging.getLogger(__name__)
+
+CURSOR_NAME = "derive"
+# Re-read this many log ids below the cursor: ids of concurrent transactions may commit out of order.
+WINDOW = 500
+# Log rows read per step at most: a long backlog is worked off in bounded steps, the cursor saved after each.
+STEP_ROWS = 5000
+# Entries of the log that name no document (see lensrelay.docstore.persistence).
+MARKERS = frozenset({persistence.FOLDERS_CHANGED, persistence.DOCUMENTS_PURGED})
+
+Handler = Callable[[DocStore, frozenset[str]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class DerivedView:
+    name: str
+    handle: Handler
+
+
+_views: list[DerivedView] = []
+
+
+def derived_view(name: str, handle: Handler) -> None:
+    """Register a view the follower keeps in step (its module is imported at start-up)."""
+    if all(view.name != name for view in _views):
+        _views.append(DerivedView(name, handle))
+
+
+def derived_views() -> list[DerivedView]:
+    return list(_views)
+
+
+def derived_inline() -> bool:
+    """Whether this process runs derived work itself, after each change (else the derive process does)."""
+    return str(settings.LENSRELAY_DERIVED_WORK) != "process"
+
+
+# -- database ------------------------------------------------------------------------------------------
+
+
+def cursor_load(*, name: str = CURSOR_NAME) -> int | None:
+    return DerivedCursor.objects.filter(name=name).values_list("last_update_id", flat=True).first()
+
+
+def cursor_save(*, last_update_id: int, name: str = CURSOR_NAME) -> None:
+    with transaction.atomic():
+        DerivedCursor.objects.update_or_create(
+            name=name, defaults={"last_update_id": last_update_id, "updated": timezone.now()}
+        )
+
+
+@dataclass(frozen=True)
+class FeedRead:
+    rows: list[tuple[int, str]]  # (log id, doc_id), every writer's
+    compacted: list[tuple[str, int]]  # (doc_id, upto) of snapshots past the cursor
+
+
+def feed_read(*, after_id: int, cursor: int, limit: int = STEP_ROWS) -> FeedRead:
+    """The log's rows after `after_id`, and the snapshots covering ids after `cursor` (rows a compaction
+    deleted before the follower read them: their documents changed too). Snapshots are read after the
+    log, as in `persistence.changes_since`."""
+    rows = list(YUpdate.objects.filter(id__gt=after_id).order_by("id").values_list("id", "doc_id")[:limit])
+    compacted = list(
+        YSnapshot.objects.filter(upto_update_id__gt=cursor).values_list("doc_id", "upto_update_id")
+    )
+    return FeedRead(rows=rows, compacted=compacted)
+
+
+def content_docs(doc_ids: Iterable[str]) -> set[str]:
+    ids = list(doc_ids)
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        found.update(
+            YDoc.objects.filter(doc_id__in=ids[start : start + 500], kind=YDoc.Kind.CONTENT).values_list(
+                "doc_id", flat=True
+            )
+        )
+    return found
+
+
+# -- the follower --------------------------------------------------------------------------------------
+
+
+class DeriveFollower:
+    """Follows the update log from a durable cursor and runs every derived view on what changed."""
+
+    def __init__(self, store: DocStore, *, name: str = CURSOR_NAME) -> None:
+        self.store = store
+        self.name = name
+        self.cursor: int | None = None
+        self._handled: set[int] = set()
+        self.steps = 0
+
+    async def start(self) -> int:
+        """Read the cursor. A first start begins at the log's origin: every document ever compacted has
+        a snapshot past it, so the first pass brings every view in step with every document."""
+        if self.cursor is None:
+            cursor = await self.store.db(cursor_load, name=self.name)
+            self.cursor = 0 if cursor is None else cursor
+            # The rooms this process loads must take in what the server logs; the text cache is told
+            # of documents changed elsewhere through the same feed.
+            await self.store.start_feed()
+        return self.cursor
+
+    async def step(self) -> set[str]:
+        """One pass: the documents changed since the last pass, each handled once by every view; the
+        cursor is saved only after the views are done, so a kill at any point loses nothing."""
+        cursor = await self.start()
+        floor = max(0, cursor - WINDOW)
+        read = await self.store.db(feed_read, after_id=floor, cursor=cursor)
+        fresh = [(row_id, doc_id) for row_id, doc_id in read.rows if row_id not in self._handled]
+        changed = {doc_id for _, doc_id in fresh} | {doc_id for doc_id, _ in read.compacted}
+        changed -= MARKERS
+        content: set[str] = set()
+        if changed:
+            content = await self.store.db(content_docs, changed)
+        if content:
+            # Loaded rooms (a folder document being written, say) take in what the others logged.
+            await self.store.catch_up()
+            cache = text_cache(self.store)
+            for doc_id in content:
+                cache.invalidate(doc_id)
+            batch = frozenset(content)
+            for view in _views:
+                with failures_logged(logger, "derived view %s for %d documents", view.name, len(batch)):
+                    await view.handle(self.store, batch)
+            logger.info("derived views brought in step for %d documents", len(batch))
+        newest = max([cursor, *(row_id for row_id, _ in read.rows)])
+        self._handled.update(row_id for row_id, _ in fresh)
+        self._handled = {row_id for row_id in self._handled if row_id > newest - WINDOW}
+        if newest != cursor:
+            await self.store.db(cursor_save, last_update_id=newest, name=self.name)
+            self.cursor = newest
+        self.steps += 1
+        return content
+
+    async def run(self, *, stop: asyncio.Event | None = None, parent_pid: int | None = None) -> None:
+        """Step forever (until `stop` is set, or the launcher that started this process is gone)."""
+        stop = stop or asyncio.Event()
+        poll = float(settings.LENSRELAY_DERIVE_POLL_SECONDS)
+        while not stop.is_set():
+            if parent_pid is not None and os.getppid() != parent_pid:
+                logger.info("the server that started this derive process is gone: stopping")
+                return
+            started = time.monotonic()
+            with failures_logged(logger, "derived work"):
+                await self.step()
+            wait = max(0.0, poll - (time.monotonic() - started))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=wait)
+
+
+def follower_for(store: DocStore) -> DeriveFollower:
+    return store.attached(DeriveFollower)
+
+
+async def derive_pending(store: DocStore) -> set[str]:
+    """Run the follower in this process until it has read the whole log (tests of the process mode).
+    Returns every content document handled."""
+    follower = follower_for(store)
+    handled: set[str] = set()
+    while True:
+        before = follower.cursor
+        handled |= await follower.step()
+        if follower.cursor == before:
+            return handled

@@ -1,0 +1,76 @@
+"""`manage.py derive`: the derive process. Follows the update log from its durable cursor and keeps the
+derived views (backlinks, search rows, vectors) in step, off the server's live path.
+
+`python -m lensrelay.server.serve` starts one beside the server; scaled out, run exactly one per database
+(on any machine that reaches it). `--once` works off what is logged and exits; `--rebuild` starts again
+from the log's origin, bringing every view in step with every document.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import logging
+import os
+import signal
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from lensrelay.docstore.derived import CURSOR_NAME, cursor_save, derive_pending, derived_views, follower_for
+from lensrelay.docstore.store import get_store
+
+logger = logging.getLogger(__name__)
+
+PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(parent_pid: int) -> None:
+    """SIGTERM from the kernel when the launcher goes (Linux); gone already: exit now."""
+    libc_name = ctypes.util.find_library("c")
+    if sys.platform.startswith("linux") and libc_name is not None:
+        ctypes.CDLL(libc_name, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent_pid:
+        raise SystemExit("the server that started this derive process is gone")
+
+
+class Command(BaseCommand):
+    # The launcher starts it beside a server that has just run them.
+    requires_system_checks: list[str] = []
+    help = "Keep backlinks, search rows and vectors in step with the update log (the derive process)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--once", action="store_true", help="Work off what is logged now, then exit.")
+        parser.add_argument(
+            "--rebuild", action="store_true", help="Start from the log's origin (every document again)."
+        )
+        parser.add_argument(
+            "--parent-pid", type=int, default=None, help="Exit when this process (the launcher) is gone."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["parent_pid"] is not None:
+            _end_with_parent(options["parent_pid"])
+        if options["rebuild"]:
+            cursor_save(last_update_id=0, name=CURSOR_NAME)
+        asyncio.run(self._run(once=options["once"], parent_pid=options["parent_pid"]))
+
+    async def _run(self, *, once: bool, parent_pid: int | None) -> None:
+        store = get_store()
+        try:
+            if once:
+                handled = await derive_pending(store)
+                self.stdout.write(f"Derived views in step: {len(handled)} documents handled.")
+                return
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, stop.set)
+            views = ", ".join(view.name for view in derived_views())
+            self.stdout.write(f"Deriving {views} from the update log.")
+            self.stdout.flush()
+            await follower_for(store).run(stop=stop, parent_pid=parent_pid)
+        finally:
+            await store.close()

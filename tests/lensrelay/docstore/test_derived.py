@@ -1,0 +1,138 @@
+"""The derive process's follower: derived views converge with the documents after a burst, resume from
+the durable cursor, and read nothing twice that they need not."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+from pycrdt import Text
+
+from lensrelay.docstore import folderdoc
+from lensrelay.docstore.derived import DeriveFollower, cursor_load, derive_pending, follower_for
+from lensrelay.docstore.offsets import text_replace
+from lensrelay.docstore.store import DocStore
+from lensrelay.models import Document
+from lensrelay.search.index import search_query, search_stale
+from lensrelay.search.maintain import _markdown_documents
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.folders import folder_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+NOTES = 100
+_names = itertools.count()
+
+# One edit: note i gets a unique word and links to the notes in `links` (self-links included: they are
+# not backlinks, and the rebuild must agree).
+edits = st.lists(
+    st.tuples(st.integers(0, NOTES - 1), st.frozensets(st.integers(0, NOTES - 1), max_size=4)),
+    min_size=1,
+    max_size=300,
+)
+
+
+async def rewrite(store: DocStore, doc_id: str, text: str) -> None:
+    room = await store.get(doc_id)
+    assert room is not None
+    ytext = room.doc.get("contents", type=Text)
+    with room.transact():
+        text_replace(ytext, current=str(ytext), start=0, end=len(str(ytext)), value=text)
+
+
+def expected_backlinks(uuids: list[str], links: dict[int, frozenset[int]]) -> dict[str, list[str]]:
+    """The from-scratch answer, computed without the indexer: `[[N{j}]]` is note j by its basename."""
+    found: dict[str, list[str]] = {}
+    for source, targets in links.items():
+        for target in targets:
+            if target != source:
+                found.setdefault(uuids[target], []).append(uuids[source])
+    return {target: sorted(sources) for target, sources in found.items()}
+
+
+async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
+    store = DocStore(asyncio.get_running_loop())
+    try:
+        folder = await store.db(folder_create, name=f"Burst{next(_names)}")
+        notes = [
+            await document_create(store=store, folder=folder, path=f"/N{i}.md", text=f"note{i}\n")
+            for i in range(NOTES)
+        ]
+        await derive_pending(store)
+        links: dict[int, frozenset[int]] = {}
+        words: dict[int, str] = {}
+        for n, (i, targets) in enumerate(ops):
+            words[i] = f"word{i}x{n}"
+            links[i] = targets
+            text = words[i] + " " + " ".join(f"[[N{j}]]" for j in sorted(targets)) + "\n"
+            await rewrite(store, notes[i].doc_id, text)
+        for note in notes:
+            room = store.rooms[note.doc_id]
+            await room.flushed()
+
+        # A follower that starts now (a restarted derive process) resumes from the saved cursor.
+        fresh = DeriveFollower(store)
+        handled = set()
+        while True:
+            before = fresh.cursor
+            handled |= await fresh.step()
+            if fresh.cursor == before:
+                break
+        assert {notes[i].doc_id for i, _ in ops} <= handled
+
+        folder_room = await store.get(folder.doc_id)
+        assert folder_room is not None
+        want = expected_backlinks([note.uuid for note in notes], links)
+        assert folderdoc.backlinks(folder_room.doc) == want
+
+        # Search: every note's latest word finds it, an overwritten word finds nothing, and the index
+        # agrees with the document rows (what a from-scratch comparison would reindex is nothing).
+        for i, word in words.items():
+            hits = await store.db(search_query, query=word, folder_ids={folder.pk})
+            assert [hit.doc_id for hit in hits] == [notes[i].doc_id]
+        stale = await store.db(
+            lambda: search_stale(documents=_markdown_documents(folder_id=folder.pk), folder_id=folder.pk)
+        )
+        assert stale == ([], [])
+        assert await store.db(cursor_load) == fresh.cursor
+    finally:
+        await store.close()
+
+
+@hsettings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=edits)
+def test_derived_views_converge_after_a_burst_over_a_hundred_notes(ops: Any, settings: Any) -> None:
+    settings.LENSRELAY_DERIVED_WORK = "process"
+    asyncio.run(scenario(ops))
+
+
+async def test_process_mode_leaves_the_live_path_alone(store: DocStore, settings: Any) -> None:
+    """With a derive process, the server's own listeners derive nothing: the index changes only when the
+    follower runs, and then at once."""
+    settings.LENSRELAY_DERIVED_WORK = "process"
+    folder = await store.db(folder_create, name="Live")
+    target = await document_create(store=store, folder=folder, path="/Target.md", text="target\n")
+    source = await document_create(store=store, folder=folder, path="/Source.md", text="plain\n")
+    await derive_pending(store)
+    await rewrite(store, source.doc_id, "uniqueword [[Target]]\n")
+    await store.rooms[source.doc_id].flushed()
+    await asyncio.sleep(1.5)  # longer than any inline debounce
+    room = await store.get(folder.doc_id)
+    assert room is not None
+    assert folderdoc.backlinks(room.doc) == {}
+    assert await store.db(search_query, query="uniqueword", folder_ids={folder.pk}) == []
+    handled = await derive_pending(store)
+    assert source.doc_id in handled
+    assert folderdoc.backlinks(room.doc) == {target.uuid: [source.uuid]}
+    hits = await store.db(search_query, query="uniqueword", folder_ids={folder.pk})
+    assert [hit.doc_id for hit in hits] == [source.doc_id]
+    # Nothing new: a pass handles nothing, and the cursor stays.
+    cursor = follower_for(store).cursor
+    assert await follower_for(store).step() == set()
+    assert follower_for(store).cursor == cursor
+    assert await store.db(lambda: Document.objects.filter(folder=folder).count()) == 2
