@@ -80,7 +80,7 @@ async def apply_update(request: HttpRequest, doc_id: str) -> HttpResponse:
     if body is None:
         return body_too_large(limit)
     try:
-        room.apply_update(body, Origin("http", author=access.name))
+        room.apply_update(body, Origin("http", author=access.actor.label))
     except ValueError as exc:
         return JsonResponse(
             {"error": "The body is not a valid Yjs update; nothing was applied.", "detail": str(exc)[:200]},
