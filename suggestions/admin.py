@@ -85,7 +85,7 @@ class SuggestionAdmin(admin.ModelAdmin):
     ordering = ("path", "created")
     list_select_related = ("folder", "decided_by")
     search_fields = ("path", "new_path", "old_text", "new_text", "note", "comment", "uid")
-    actions = ("accept_selected", "reject_selected", "clean_up_selected")
+    actions = ("accept_selected", "reject_selected", "clean_up_selected", "export_csv", "export_json")
     fieldsets = (
         (
             None,
@@ -233,6 +233,14 @@ class SuggestionAdmin(admin.ModelAdmin):
         self, request: HttpRequest, queryset: QuerySet[Suggestion]
     ) -> TemplateResponse | None:
         return admin_views.bulk_decide(self, request, queryset, accept=False)
+
+    @admin.action(description="Export selected as an audit CSV", permissions=["view"])
+    def export_csv(self, request: HttpRequest, queryset: QuerySet[Suggestion]) -> HttpResponse:
+        return admin_views.audit_download(request, queryset, fmt="csv")
+
+    @admin.action(description="Export selected as audit JSON", permissions=["view"])
+    def export_json(self, request: HttpRequest, queryset: QuerySet[Suggestion]) -> HttpResponse:
+        return admin_views.audit_download(request, queryset, fmt="json")
 
     @admin.action(description="Clean up leftovers of selected stale suggestions", permissions=["review"])
     def clean_up_selected(
