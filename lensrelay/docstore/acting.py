@@ -80,3 +80,9 @@ def acting_as(actor: Actor | None) -> Iterator[Actor | None]:
         yield actor
     finally:
         _current.reset(token)
+
+
+def act_for_this_request(actor: Actor | None) -> None:
+    """Name the actor for the rest of the current context: an ASGI request runs in its own task (so its
+    own copy of the context), so this does not outlive the request that authenticated."""
+    _current.set(actor)

@@ -17,6 +17,7 @@ from lensrelay.access.auth import Access, aauthenticate_token
 from lensrelay.access.bearer import bearer_token, unauthorized
 from lensrelay.access.limits import body_too_large, read_body
 from lensrelay.access.user_content import user_content_response, user_json_response
+from lensrelay.docstore.acting import act_for_this_request
 from lensrelay.docstore.room import Origin, Room
 from lensrelay.docstore.store import get_store
 from lensrelay.docstore.tombstones import PURGED_MESSAGE, DocumentPurged
@@ -42,6 +43,7 @@ async def _authorize(
     access = await aauthenticate_token(bearer_token(request))
     if access is None:
         return None, None, unauthorized()
+    act_for_this_request(access.actor)
     known, folder_id = await sync_to_async(doc_scope)(doc_id)
     # A document outside the token's folders is reported exactly like a missing one.
     if not known or not access.sees_folder(folder_id):
@@ -123,6 +125,7 @@ async def new_doc(request: HttpRequest) -> HttpResponse:
     access = await aauthenticate_token(bearer_token(request))
     if access is None:
         return unauthorized()
+    act_for_this_request(access.actor)
     if not access.can_write_live or access.folder_ids is not None:
         return JsonResponse(
             {"error": "Creating standalone documents needs an edit or admin token not limited to folders."},
