@@ -110,7 +110,14 @@ class SuggestionAdmin(admin.ModelAdmin):
     ordering = ("path", "created")
     list_select_related = ("folder", "decided_by")
     search_fields = ("path", "new_path", "old_text", "new_text", "note", "comment", "uid")
-    actions = ("accept_selected", "reject_selected", "undo_selected", "clean_up_selected")
+    actions = (
+        "accept_selected",
+        "reject_selected",
+        "undo_selected",
+        "clean_up_selected",
+        "export_csv",
+        "export_json",
+    )
     # A reader's page: what, by whom, what became of it; the ids, session and positions stay folded away.
     readonly_fields = ("what", "proposed")
     fieldsets = (
@@ -333,6 +340,14 @@ class SuggestionAdmin(admin.ModelAdmin):
     @admin.action(description="Undo the decisions on selected suggestions", permissions=["review"])
     def undo_selected(self, request: HttpRequest, queryset: QuerySet[Suggestion]) -> TemplateResponse | None:
         return admin_views.bulk_undo(self, request, queryset)
+
+    @admin.action(description="Export selected as an audit CSV", permissions=["view"])
+    def export_csv(self, request: HttpRequest, queryset: QuerySet[Suggestion]) -> HttpResponse:
+        return admin_views.audit_download(request, queryset, fmt="csv")
+
+    @admin.action(description="Export selected as audit JSON", permissions=["view"])
+    def export_json(self, request: HttpRequest, queryset: QuerySet[Suggestion]) -> HttpResponse:
+        return admin_views.audit_download(request, queryset, fmt="json")
 
     @admin.action(description="Clean up leftovers of selected stale suggestions", permissions=["review"])
     def clean_up_selected(

@@ -32,6 +32,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.docstore import persistence
+from suggestions.audit import audit_records, audit_render
 from suggestions.cleaning import CLEANABLE, suggestion_clean_up
 from suggestions.criticmarkup import (
     Change,
@@ -449,3 +450,13 @@ def bulk_undo(
     return TemplateResponse(
         request, f"admin/{opts.app_label}/{opts.model_name}/undo_confirmation.html", context
     )
+
+
+def audit_download(request: HttpRequest, queryset: QuerySet[Suggestion], *, fmt: str) -> HttpResponse:
+    """The selected suggestions' audit records as a file download (nothing changes)."""
+    body = audit_render(audit_records(suggestions=queryset), fmt=fmt)
+    content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="suggestions-audit.{fmt}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

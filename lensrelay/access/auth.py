@@ -9,6 +9,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
+from lensrelay.docstore.acting import Actor
 from lensrelay.models import ApiToken
 
 WRITE_ROLES = frozenset({ApiToken.Role.EDIT, ApiToken.Role.ADMIN})
@@ -29,6 +30,16 @@ class Access:
     # document, and possibly to reading it.
     doc_id: str | None = None
     read_only: bool = False
+    # An OAuth grant is an ApiToken row too: kind "grant", and `person` is whom it acts for.
+    kind: str = ""
+    person: str = ""
+
+    @property
+    def actor(self) -> Actor:
+        """Who history names for what this access does (see docstore.acting)."""
+        if self.user_id is not None and self.token_id is None:
+            return Actor("staff", self.name, user_id=self.user_id)
+        return Actor(self.kind or "token", self.name, token_id=self.token_id, person=self.person)
 
     @property
     def can_write_live(self) -> bool:

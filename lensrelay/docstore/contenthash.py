@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from lensrelay.docstore.acting import current_label
 from lensrelay.docstore.bulkrows import db_value, insert_returning, insert_rows
 from lensrelay.models import Folder, YDoc, YSnapshot, YUpdate
 
@@ -38,12 +39,13 @@ def content_docs_create(*, folder: Folder, docs: Sequence[tuple[str, str, bytes]
     their row and gain no hash (their stored state may hold more than this update).
     """
     created = db_value(timezone.now())
+    author = current_label()[:200]
     for chunk in _chunks(docs):
         with transaction.atomic():
             logged = insert_returning(
                 YUpdate,
                 columns=("doc_id", "data", "writer", "author", "created"),
-                rows=[(doc_id, update, writer, "", created) for doc_id, _, update in chunk],
+                rows=[(doc_id, update, writer, author, created) for doc_id, _, update in chunk],
                 returning=("doc_id", "id"),
             )
             if logged is None:  # a backend that cannot return ids from a bulk insert

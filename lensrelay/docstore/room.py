@@ -16,6 +16,7 @@ import anyio._backends._asyncio  # noqa: F401
 from pycrdt import Doc, Subscription, TransactionEvent, merge_updates
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.acting import current_label
 from lensrelay.docstore.frontmattermap import FrontmatterFollower
 from lensrelay.docstore.rehearsal import Rehearsal, UpdateRefused, apply_or_refuse
 from lensrelay.protocol import wire
@@ -177,7 +178,11 @@ class Room(Generic[Host]):
             return
         if not self._rehearsed:
             self._rehearsal.follow(update)
-        self._pending.append((update, self._origin))
+        origin = self._origin
+        if isinstance(origin, Origin) and origin.persist and not origin.author and (actor := current_label()):
+            # A service changed the doc on someone's behalf: the log names them (see docstore.acting).
+            origin = Origin(origin.name, author=actor)
+        self._pending.append((update, origin))
         if self._flush_task is None or self._flush_task.done():
             # A task runs on the next loop turn, so every change of this turn goes out as one update.
             self._flush_task = asyncio.get_running_loop().create_task(self._flush())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 import uuid
@@ -118,7 +119,8 @@ class DocStore:
             keep_connection_healthy()
             return fn(*args, **kwargs)
 
-        return await self.loop.run_in_executor(self._db, call)
+        # In the caller's context: database work done on someone's behalf still knows who (docstore.acting).
+        return await self.loop.run_in_executor(self._db, contextvars.copy_context().run, call)
 
     async def persist(self, room: Room, update: bytes, *, author: str = "") -> int:
         """Log an update durably before anyone else sees it; retries until the database takes it."""

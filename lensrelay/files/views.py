@@ -23,6 +23,7 @@ from lensrelay.access.auth import Access
 from lensrelay.access.bearer import bearer_access
 from lensrelay.access.limits import body_too_large, read_body
 from lensrelay.access.user_content import user_content_response, user_content_url
+from lensrelay.docstore.acting import act_for_this_request
 from lensrelay.docstore.tombstones import PURGED_MESSAGE, DocumentPurged, document_is_purged
 from lensrelay.files import pending, selectors, transfer
 from lensrelay.files.blobs import (
@@ -68,6 +69,7 @@ async def _authorize(
     if isinstance(found, JsonResponse):
         return None, found
     access = found
+    act_for_this_request(access.actor)
     if not selectors.file_doc_id_valid(doc_id):
         return access, _not_found(doc_id)
     known, folder_id = await sync_to_async(selectors.file_scope)(doc_id)

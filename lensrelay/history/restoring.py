@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib.admin.models import CHANGE, LogEntry
 from pycrdt import Text
 
+from lensrelay.docstore.acting import Actor, current_label
 from lensrelay.docstore.room import Origin, Room
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.history.models import DocVersion
@@ -59,8 +60,11 @@ class Restored:
 
 
 def restore_author(user: Any, version: DocVersion) -> str:
-    name = user.get_username() if getattr(user, "pk", None) else "server"
-    return f"{name} (restored version {version.pk})"
+    if getattr(user, "pk", None):
+        who = Actor("staff", user.get_username(), user_id=user.pk).label
+    else:
+        who = current_label() or "server"
+    return f"{who} restored version {version.pk}"
 
 
 async def version_restore_in_store(*, store: DocStore, version: DocVersion, user: Any) -> Restored:

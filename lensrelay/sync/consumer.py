@@ -251,8 +251,8 @@ class SyncConsumer(AsyncWebsocketConsumer):
 
     @property
     def author(self) -> str:
-        """The token's or user's name, which version history gives as the author of this socket's edits."""
-        return self.access.name if self.access is not None else ""
+        """Who version history names for this socket's edits: its token, grant or staff user."""
+        return self.access.actor.label if self.access is not None else ""
 
     def access_changed(self, access: Access) -> None:
         self.access = access

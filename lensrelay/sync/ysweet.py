@@ -24,6 +24,7 @@ from lensrelay.access.bearer import bearer_access
 from lensrelay.access.client_tokens import client_token_mint
 from lensrelay.access.limits import body_too_large, read_body
 from lensrelay.access.user_content import user_content_response, user_json_response
+from lensrelay.docstore.acting import act_for_this_request
 from lensrelay.docstore.room import Origin, Room
 from lensrelay.docstore.store import get_store
 from lensrelay.docstore.tombstones import PURGED_MESSAGE, DocumentPurged
@@ -49,6 +50,7 @@ async def _authorize(
     access = await bearer_access(request, doc_id if client_token else None)
     if isinstance(access, HttpResponse):
         return None, None, access
+    act_for_this_request(access.actor)
     known, folder_id = await sync_to_async(doc_scope)(doc_id)
     # A document outside the token's folders is reported exactly like a missing one.
     if not known or not access.sees_folder(folder_id) or not access.sees_document(doc_id):
@@ -90,7 +92,7 @@ async def apply_update(request: HttpRequest, doc_id: str, *, client_token: bool 
     if body is None:
         return body_too_large(limit)
     try:
-        room.apply_update(body, Origin("http", author=access.name))
+        room.apply_update(body, Origin("http", author=access.actor.label))
     except ValueError as exc:
         return JsonResponse(
             {"error": "The body is not a valid Yjs update; nothing was applied.", "detail": str(exc)[:200]},
@@ -133,6 +135,7 @@ async def new_doc(request: HttpRequest) -> HttpResponse:
     access = await bearer_access(request, None)
     if isinstance(access, HttpResponse):
         return access
+    act_for_this_request(access.actor)
     raw = read_body(request, limit=settings.LENSRELAY_MAX_FRAME_BYTES)
     if raw is None:
         return body_too_large(settings.LENSRELAY_MAX_FRAME_BYTES)

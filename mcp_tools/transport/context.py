@@ -17,6 +17,9 @@ from mcp_tools.transport.outbound import ClientRequestError
 Era = Literal["handshake", "stateless"]
 
 
+CLIENT_NAME_LIMIT = 200
+
+
 @dataclass
 class CallScope:
     """One request being answered: who asks, in which protocol era and version, and its response stream.
@@ -40,7 +43,8 @@ class CallScope:
     @property
     def client_name(self) -> str:
         name = self.client_info.get("name", "")
-        return name if isinstance(name, str) else ""
+        # The client names itself: bounded to what a suggestion row keeps (PostgreSQL enforces it).
+        return name[:CLIENT_NAME_LIMIT] if isinstance(name, str) else ""
 
     @property
     def session_key(self) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from pydantic import ValidationError
 
+from lensrelay.docstore.acting import acting_as
 from lensrelay.text.unicode_text import find_unencodable
 from mcp_tools import prompts, resources, sessions
 from mcp_tools.notifications.subscriptions import TooManySubscriptions, subscription_add, subscription_remove
@@ -114,11 +115,13 @@ async def call_tool(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
             "Ask for a token with the suggest or edit role."
         )
     try:
-        if isinstance(tool, Tool):
-            parsed = tool.parse(arguments)
-            text = await tool.handler(scope.tool_context(), parsed)
-            return {"content": [{"type": "text", "text": text}], "isError": False}
-        return await tool.handler(scope, arguments)
+        # What the tool changes is logged as this assistant's: its client name and its token or grant.
+        with acting_as(scope.access.actor.with_client(scope.client_name)):
+            if isinstance(tool, Tool):
+                parsed = tool.parse(arguments)
+                text = await tool.handler(scope.tool_context(), parsed)
+                return {"content": [{"type": "text", "text": text}], "isError": False}
+            return await tool.handler(scope, arguments)
     except ToolError as exc:
         return tool_failure(str(exc))
     except Exception:

@@ -4,6 +4,7 @@ from typing import Any, TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lensrelay.docstore.acting import Actor, acting_as
 from lensrelay.docstore.store import get_store
 from lensrelay.management.progress import ProgressBar
 from lensrelay.vault.backlinks import backlink_indexer
@@ -57,7 +58,9 @@ class Command(BaseCommand):
                 await store.close()
 
         try:
-            report, pruned = asyncio.run(run())
+            # Its changes are logged as the command's: the server's operator ran it.
+            with acting_as(Actor("command", "manage.py import_vault")):
+                report, pruned = asyncio.run(run())
         except ValueError as exc:  # a folder name that cannot be stored: said before anything is
             raise CommandError(str(exc)) from exc
         finally:
