@@ -1,12 +1,15 @@
 """Proposing suggestions: edits of the accepted view written as CriticMarkup, new documents, moves and
 deletions as rows.
 
-Every change to a document happens on the event loop in one synchronous stretch (read, check, write),
-so nothing can slip in between the check and the write; connected clients see the result at once.
+Every change to a document is checked and written on the event loop in one synchronous stretch, so nothing
+can slip in between the check and the write; connected clients see the result at once. A big edit is
+planned on plain strings in a worker thread (a Doc never leaves the loop), and written only if the text
+it was planned on is still the document's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +41,7 @@ from suggestions.diff import unified_diff
 from suggestions.errors import SuggestionError
 from suggestions.follow import holding
 from suggestions.models import Suggestion
-from suggestions.rewriting import FORGED, RawEdit, apply_raw_edits, plan_comment, plan_suggestion
+from suggestions.rewriting import FORGED, Plan, RawEdit, apply_raw_edits, plan_comment, plan_suggestion
 from suggestions.signals import suggestion_decided
 
 DELIMITER_REFUSAL = (
@@ -237,6 +240,84 @@ def _new_row(*, entry: DocEntry, proposer: Proposer, tool: str, kind: str, comme
     )
 
 
+@dataclass(frozen=True)
+class _Planned:
+    """Everything an edit needs that can be computed from the raw text alone (off the event loop)."""
+
+    raw: str
+    new_view_text: str
+    occurrences: list[int]
+    diff: str
+    plan: Plan
+    reply: RawEdit | None
+    changes: list[tuple[int, int, str, str]]  # the suggestion's marks after writing: byte offsets, old, new
+    markup: list[str]
+    markup_start: int
+
+
+def _plan_edit(
+    raw: str,
+    *,
+    specs: Sequence[EditSpec],
+    replacement: str | None,
+    path: str,
+    meta: str,
+    uid: str,
+    comment: str | None,
+) -> _Planned:
+    """Plan an edit of ``raw`` on plain strings: safe in a worker thread, it touches no Doc."""
+    view = build_accepted_view(raw)
+    if replacement is not None:
+        refuse_delimiters(replacement, which="content")
+        new_view_text, occurrences = replacement, list[int]()
+        if new_view_text == view.text:
+            raise SuggestionError("No changes to make: the content is exactly the document's current text.")
+    else:
+        new_view_text, occurrences = apply_edit_specs(view.text, specs, path=path)
+    diff = unified_diff(view.text, new_view_text, path=path)
+    plan = plan_suggestion(raw, new_view_text, meta=meta, uid=uid)
+    reply = plan_comment(plan.raw, uid=uid, comment=comment, meta=meta) if comment else None
+    written = apply_raw_edits(plan.raw, [reply]) if reply else plan.raw
+    own = own_changes(written, uid)
+    offsets = byte_offsets(written, sorted({i for c in own for i in (c.start, c.end)}))
+    return _Planned(
+        raw=raw,
+        new_view_text=new_view_text,
+        occurrences=occurrences,
+        diff=diff,
+        plan=plan,
+        reply=reply,
+        changes=[(offsets[c.start], offsets[c.end], c.old, c.new) for c in own],
+        markup=[written[c.start : c.end] for c in own],
+        markup_start=own[0].start if own else 0,
+    )
+
+
+# Below this many characters (the note and the edit together) an edit is planned on the loop, in the same
+# synchronous stretch as its write; above it, in a worker thread, so one big edit never stalls every
+# client of the worker (planning costs about a second per 3 MB).
+PLAN_ON_LOOP_CHARS = 32 * 1024
+# A document edited live may change while a big edit is planned; the plan is remade this many times.
+PLAN_ATTEMPTS = 3
+
+
+async def _planned_for_current_text(room: Room, **plan: Any) -> _Planned:
+    """A plan made on the room's text as it is now; no await lies between its check and the caller's
+    next statement."""
+    specs: Sequence[EditSpec] = plan["specs"]
+    edit_chars = sum(len(s.old_string) + len(s.new_string) for s in specs) + len(plan["replacement"] or "")
+    for _ in range(PLAN_ATTEMPTS):
+        raw = room_text(room)
+        if len(raw) + edit_chars <= PLAN_ON_LOOP_CHARS:
+            return _plan_edit(raw, **plan)
+        planned = await asyncio.to_thread(_plan_edit, raw, **plan)
+        if room_text(room) == raw:
+            return planned
+    raise SuggestionError(
+        "The document kept changing while the edit was planned. Nothing was changed; please try again."
+    )
+
+
 async def suggestion_propose_edits(
     *,
     store: DocStore,
@@ -250,7 +331,8 @@ async def suggestion_propose_edits(
 ) -> Outcome:
     """Turn edits of the accepted view into one suggestion, written as word-level CriticMarkup hunks.
 
-    Atomic: if any edit fails, nothing is written and the error names the edit.
+    Atomic: if any edit fails, nothing is written and the error names the edit. A big edit is planned in
+    a worker thread on the text as read, and written only if the document still holds that text.
     """
     if comment:
         refuse_delimiters(comment, which="comment")
@@ -258,44 +340,46 @@ async def suggestion_propose_edits(
     room = await store.get(entry.doc_id)
     if room is None:
         raise SuggestionError(f"Error: Document not found: {entry.user_path}")
-    # From here to the write there is no await: the document cannot change underneath the check.
-    raw = room_text(room)
-    view = build_accepted_view(raw)
-    if replacement is not None:
-        refuse_delimiters(replacement, which="content")
-        new_view_text, occurrences = replacement, list[int]()
-        if new_view_text == view.text:
-            raise SuggestionError("No changes to make: the content is exactly the document's current text.")
-    else:
-        new_view_text, occurrences = apply_edit_specs(view.text, specs, path=entry.user_path)
-    diff = unified_diff(view.text, new_view_text, path=entry.user_path)
     meta = _meta(proposer, row.uid)
-    plan = plan_suggestion(raw, new_view_text, meta=meta, uid=row.uid)
-    reply = plan_comment(plan.raw, uid=row.uid, comment=comment, meta=meta) if comment else None
+    planned = await _planned_for_current_text(
+        room,
+        specs=list(specs),
+        replacement=replacement,
+        path=entry.user_path,
+        meta=meta,
+        uid=row.uid,
+        comment=comment,
+    )
     if dry_run:
-        return Outcome(None, occurrences, diff, new_view_text)
+        return Outcome(None, planned.occurrences, planned.diff, planned.new_view_text)
+    plan = planned.plan
     # Until the rows say what happened, the follower must not read the superseded markup as decided.
     async with holding(store, entry.doc_id):
-        _write_plan(room, raw, [plan.edits] + ([[reply]] if reply else []))
-        records = _hunk_records(room, row.uid)
+        _write_plan(room, planned.raw, [plan.edits] + ([[planned.reply]] if planned.reply else []))
+        records = _hunk_records_from(room, planned.changes)
         row.hunks = records
         row.old_text = "\n…\n".join(r["old"] for r in records)
         row.new_text = "\n…\n".join(r["new"] for r in records)
-        row.markup = "\n…\n".join(_markup_of(room_text(room), row.uid))
+        row.markup = "\n…\n".join(planned.markup)
         await room.flushed()
         await store.db(_save_suggestion, row, plan.superseded)
     # After the change went out, so clients know the text the cursor points into.
-    await show_assistant(room, name=proposer.author, index=_markup_start(room_text(room), row.uid))
-    return Outcome(row, occurrences, diff, new_view_text, plan.superseded)
+    await show_assistant(room, name=proposer.author, index=planned.markup_start)
+    return Outcome(row, planned.occurrences, planned.diff, planned.new_view_text, plan.superseded)
 
 
-def _markup_start(raw: str, uid: str) -> int:
-    changes = own_changes(raw, uid)
-    return changes[0].start if changes else 0
-
-
-def _markup_of(raw: str, uid: str) -> list[str]:
-    return [raw[c.start : c.end] for c in own_changes(raw, uid)]
+def _hunk_records_from(room: Room, changes: list[tuple[int, int, str, str]]) -> list[dict[str, Any]]:
+    """Sticky positions for the planned marks, which the text now holds at these byte offsets."""
+    ytext = room.doc.get(CONTENTS, type=Text)
+    return [
+        {
+            "old": old,
+            "new": new,
+            "start": StickyIndex.new(ytext, start, Assoc.AFTER).to_json(),
+            "end": StickyIndex.new(ytext, end, Assoc.BEFORE).to_json(),
+        }
+        for start, end, old, new in changes
+    ]
 
 
 # -- creating, moving and deleting documents -------------------------------------------------------------
