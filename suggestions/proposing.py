@@ -3,13 +3,12 @@ deletions as rows.
 
 Every change to a document is checked and written on the event loop in one synchronous stretch, so nothing
 can slip in between the check and the write; connected clients see the result at once. A big edit is
-planned on plain strings in a worker thread (a Doc never leaves the loop), and written only if the text
+planned on plain strings in a separate process (a Doc never leaves the loop), and written only if the text
 it was planned on is still the document's.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,28 +26,32 @@ from lensrelay.models import Document, Folder
 from lensrelay.sync.presence import show_assistant
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import DocEntry, path_index
-from suggestions.accepted_view import build_accepted_view
 from suggestions.criticmarkup import (
     CLOSE_ADDITION,
-    contains_delimiters,
     own_changes,
     parse,
     render_addition,
     render_comment,
     render_metadata,
 )
-from suggestions.diff import unified_diff
 from suggestions.errors import SuggestionError
 from suggestions.follow import holding
 from suggestions.models import Suggestion
-from suggestions.rewriting import FORGED, Plan, RawEdit, apply_raw_edits, plan_comment, plan_suggestion
+from suggestions.planning import (
+    DELIMITER_REFUSAL,
+    EditSpec,
+    PlannedEdit,
+    apply_edit_specs,
+    byte_offsets,
+    find_occurrences,
+    plan_edit,
+    plan_edit_off_loop,
+    refuse_delimiters,
+)
+from suggestions.rewriting import FORGED, RawEdit, apply_raw_edits
 from suggestions.signals import suggestion_decided
 
-DELIMITER_REFUSAL = (
-    "{which} contains the CriticMarkup delimiter '{delimiter}'. Write plain text: the system handles "
-    "suggestion wrapping automatically."
-)
-CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+__all__ = ["DELIMITER_REFUSAL", "EditSpec", "apply_edit_specs", "find_occurrences"]
 
 
 @dataclass(frozen=True)
@@ -57,13 +60,6 @@ class Proposer:
     token_id: int | None = None
     session_id: str = ""
     client_name: str = ""
-
-
-@dataclass(frozen=True)
-class EditSpec:
-    old_string: str
-    new_string: str
-    replace_all: bool = False
 
 
 @dataclass
@@ -88,84 +84,7 @@ class Outcome:
         return sum(len(h["new"]) for h in self.hunks)
 
 
-# -- finding the text to change --------------------------------------------------------------------------
-
-
-def refuse_delimiters(value: str, *, which: str) -> None:
-    delimiter = contains_delimiters(value)
-    if delimiter is not None:
-        raise SuggestionError(DELIMITER_REFUSAL.format(which=which, delimiter=delimiter))
-
-
-def find_occurrences(text: str, needle: str) -> list[int]:
-    """Start indices of `needle` in `text`; curly quotes in either match straight ones."""
-    starts = _all_starts(text, needle)
-    if starts:
-        return starts
-    return _all_starts(text.translate(CURLY), needle.translate(CURLY))
-
-
-def _all_starts(text: str, needle: str) -> list[int]:
-    starts: list[int] = []
-    position = text.find(needle)
-    while position >= 0:
-        starts.append(position)
-        position = text.find(needle, position + len(needle))
-    return starts
-
-
-def apply_edit_specs(
-    text: str, specs: Sequence[EditSpec], *, path: str, markup: bool = True
-) -> tuple[str, list[int]]:
-    """Apply edits in sequence to a plain text (the accepted view); any failure raises, naming the edit.
-    ``markup`` False is for files that never hold CriticMarkup (JSON, HTML): any text may be written."""
-    occurrences: list[int] = []
-    for number, spec in enumerate(specs, start=1):
-        prefix = f"Edit {number} of {len(specs)} failed: " if len(specs) > 1 else ""
-        if spec.old_string == spec.new_string:
-            raise SuggestionError(
-                prefix + "No changes to make: old_string and new_string are exactly the same."
-            )
-        if spec.old_string == "":
-            raise SuggestionError(prefix + "old_string must not be empty; use write to create a document.")
-        if markup:
-            refuse_delimiters(spec.old_string, which="old_string")
-            refuse_delimiters(spec.new_string, which="new_string")
-        starts = find_occurrences(text, spec.old_string)
-        if not starts:
-            raise SuggestionError(
-                prefix + f"String to replace not found in {path}. Make sure old_string matches the text "
-                "exactly as read shows it (whitespace and line breaks included)."
-            )
-        if len(starts) > 1 and not spec.replace_all:
-            raise SuggestionError(
-                prefix + f"Found {len(starts)} matches of the string to replace, but replace_all is false. "
-                "To replace all occurrences, set replace_all to true. To replace only one occurrence, "
-                "please provide more context to uniquely identify the instance."
-            )
-        pieces: list[str] = []
-        position = 0
-        for start in starts:
-            pieces += [text[position:start], spec.new_string]
-            position = start + len(spec.old_string)
-        pieces.append(text[position:])
-        text = "".join(pieces)
-        occurrences.append(len(starts))
-    return text, occurrences
-
-
 # -- writing markup ------------------------------------------------------------------------------------
-
-
-def byte_offsets(text: str, indices: Sequence[int]) -> dict[int, int]:
-    """The UTF-8 byte offsets of ascending string ``indices`` of ``text``, in one pass."""
-    found: dict[int, int] = {}
-    position = offset = 0
-    for index in indices:
-        offset += len(text[position:index].encode())
-        found[index] = offset
-        position = index
-    return found
 
 
 def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> None:
@@ -240,68 +159,15 @@ def _new_row(*, entry: DocEntry, proposer: Proposer, tool: str, kind: str, comme
     )
 
 
-@dataclass(frozen=True)
-class _Planned:
-    """Everything an edit needs that can be computed from the raw text alone (off the event loop)."""
-
-    raw: str
-    new_view_text: str
-    occurrences: list[int]
-    diff: str
-    plan: Plan
-    reply: RawEdit | None
-    changes: list[tuple[int, int, str, str]]  # the suggestion's marks after writing: byte offsets, old, new
-    markup: list[str]
-    markup_start: int
-
-
-def _plan_edit(
-    raw: str,
-    *,
-    specs: Sequence[EditSpec],
-    replacement: str | None,
-    path: str,
-    meta: str,
-    uid: str,
-    comment: str | None,
-) -> _Planned:
-    """Plan an edit of ``raw`` on plain strings: safe in a worker thread, it touches no Doc."""
-    view = build_accepted_view(raw)
-    if replacement is not None:
-        refuse_delimiters(replacement, which="content")
-        new_view_text, occurrences = replacement, list[int]()
-        if new_view_text == view.text:
-            raise SuggestionError("No changes to make: the content is exactly the document's current text.")
-    else:
-        new_view_text, occurrences = apply_edit_specs(view.text, specs, path=path)
-    diff = unified_diff(view.text, new_view_text, path=path)
-    plan = plan_suggestion(raw, new_view_text, meta=meta, uid=uid)
-    reply = plan_comment(plan.raw, uid=uid, comment=comment, meta=meta) if comment else None
-    written = apply_raw_edits(plan.raw, [reply]) if reply else plan.raw
-    own = own_changes(written, uid)
-    offsets = byte_offsets(written, sorted({i for c in own for i in (c.start, c.end)}))
-    return _Planned(
-        raw=raw,
-        new_view_text=new_view_text,
-        occurrences=occurrences,
-        diff=diff,
-        plan=plan,
-        reply=reply,
-        changes=[(offsets[c.start], offsets[c.end], c.old, c.new) for c in own],
-        markup=[written[c.start : c.end] for c in own],
-        markup_start=own[0].start if own else 0,
-    )
-
-
 # Below this many characters (the note and the edit together) an edit is planned on the loop, in the same
-# synchronous stretch as its write; above it, in a worker thread, so one big edit never stalls every
+# synchronous stretch as its write; above it, in the planning process, so one big edit never stalls every
 # client of the worker (planning costs about a second per 3 MB).
 PLAN_ON_LOOP_CHARS = 32 * 1024
 # A document edited live may change while a big edit is planned; the plan is remade this many times.
 PLAN_ATTEMPTS = 3
 
 
-async def _planned_for_current_text(room: Room, **plan: Any) -> _Planned:
+async def _planned_for_current_text(room: Room, **plan: Any) -> PlannedEdit:
     """A plan made on the room's text as it is now; no await lies between its check and the caller's
     next statement."""
     specs: Sequence[EditSpec] = plan["specs"]
@@ -309,8 +175,8 @@ async def _planned_for_current_text(room: Room, **plan: Any) -> _Planned:
     for _ in range(PLAN_ATTEMPTS):
         raw = room_text(room)
         if len(raw) + edit_chars <= PLAN_ON_LOOP_CHARS:
-            return _plan_edit(raw, **plan)
-        planned = await asyncio.to_thread(_plan_edit, raw, **plan)
+            return plan_edit(raw, **plan)
+        planned = await plan_edit_off_loop(raw, **plan)
         if room_text(room) == raw:
             return planned
     raise SuggestionError(
@@ -332,7 +198,7 @@ async def suggestion_propose_edits(
     """Turn edits of the accepted view into one suggestion, written as word-level CriticMarkup hunks.
 
     Atomic: if any edit fails, nothing is written and the error names the edit. A big edit is planned in
-    a worker thread on the text as read, and written only if the document still holds that text.
+    the planning process on the text as read, and written only if the document still holds that text.
     """
     if comment:
         refuse_delimiters(comment, which="comment")
