@@ -7,7 +7,7 @@ times each marker from its insert to its own observe. Every update must reach ev
 servers, or the run fails. The server's CPU time over the typing window gives CPU per delivered update.
 Loads alternate between the servers and each runs ``--reps`` times; medians are reported.
 
-    .venv/bin/python -m bench.run_team_load [--loads 50x10@100,150x10@350] [--seconds 20] [--reps 2]
+    .venv/bin/python -m bench.run_team_capacity [--loads 50x10@100,150x10@350] [--seconds 20] [--reps 2]
 """
 
 from __future__ import annotations
