@@ -181,6 +181,8 @@ LENSRELAY_UNDO_SECONDS = _env_float("LENSRELAY_UNDO_SECONDS", 600.0)
 LENSRELAY_VERSIONS_QUIET_SECONDS = _env_float("LENSRELAY_VERSIONS_QUIET_SECONDS", 300.0)
 LENSRELAY_VERSIONS_KEEP_ALL_DAYS = _env_float("LENSRELAY_VERSIONS_KEEP_ALL_DAYS", 7.0)
 LENSRELAY_VERSIONS_MAX = int(os.environ.get("LENSRELAY_VERSIONS_MAX", "200"))
+# Event-loop lag over this many milliseconds is logged as a warning (lensrelay.server.looplag); 0 = never.
+LENSRELAY_LOOP_LAG_LOG_MS = _env_float("LENSRELAY_LOOP_LAG_LOG_MS", 50.0)
 LENSRELAY_MAX_FRAME_BYTES = int(os.environ.get("LENSRELAY_MAX_FRAME_BYTES", str(16 * 1024 * 1024)))
 # daphne's `manage.py runserver` reads these (`python -m lensrelay.server.serve` sets them itself).
 DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = LENSRELAY_MAX_FRAME_BYTES

@@ -30,6 +30,12 @@ _TOKEN_RE = regex.compile(
 _LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 # Above this many units on both sides of a changed block, difflib may skip very common units as anchors.
 _EXACT_DIFF_UNITS = 2000
+# A changed block this many characters long (after its shared edges are cut) is one hunk: tokenizing and
+# word-diffing megabytes costs seconds, and nobody reviews a rewrite that size word by word.
+WHOLE_BLOCK_CHARS = 64 * 1024
+# How far back from a shared edge a token boundary is looked for before the edge is not cut at all.
+_CUT_SEARCH = 10_000
+_ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,72 @@ def _changed_line_blocks(old: str, new: str) -> list[tuple[int, int, int, int]]:
     return blocks
 
 
+def _common_prefix_length(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share, by bisection over C-speed slice comparisons."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix_length(a: str, b: str, limit: int) -> int:
+    low, high = 0, min(len(a), len(b), limit)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle :] == b[len(b) - middle :]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _is_cut(text: str, position: int) -> bool:
+    """Whether a token always ends at ``position``, whatever precedes it: a letter, digit or ASCII mark
+    followed by whitespace (no word, grapheme or spaceless-script token runs on into a space)."""
+    before = text[position - 1]
+    return text[position].isspace() and (before.isalnum() or before in _ASCII_PUNCTUATION)
+
+
+def _cut_shared_edges(old: str, new: str, block: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """The block without the characters both sides share at its edges, cut where a token boundary is the
+    same in both texts, so the word diff of what is left sees the tokens the whole block would have."""
+    o1, o2, n1, n2 = block
+    old_block, new_block = old[o1:o2], new[n1:n2]
+    old_length, new_length = len(old_block), len(new_block)
+    shared = _common_prefix_length(old_block, new_block)
+    lead = 0
+    for position in range(shared, max(0, shared - _CUT_SEARCH), -1):
+        if (
+            position < old_length
+            and position < new_length
+            and _is_cut(old_block, position)
+            and _is_cut(new_block, position)
+        ):
+            lead = position
+            break
+    shared = _common_suffix_length(old_block, new_block, min(old_length, new_length) - lead)
+    trail = 0
+    for length in range(shared, max(0, shared - _CUT_SEARCH), -1):
+        if (
+            old_length - length > lead
+            and new_length - length > lead
+            and _is_cut(old_block, old_length - length)
+            and _is_cut(new_block, new_length - length)
+        ):
+            trail = length
+            break
+    return o1 + lead, o2 - trail, n1 + lead, n2 - trail
+
+
 def _block_runs(old: str, new: str, block: tuple[int, int, int, int]) -> list[tuple[int, int, int, int]]:
+    if max(block[1] - block[0], block[3] - block[2]) > WHOLE_BLOCK_CHARS:
+        block = _cut_shared_edges(old, new, block)
+        if max(block[1] - block[0], block[3] - block[2]) > WHOLE_BLOCK_CHARS:
+            return [block]
     o1, o2, n1, n2 = block
     old_units, new_units = _units(old[o1:o2]), _units(new[n1:n2])
     # Shared leading and trailing units cost nothing to skip and shrink what difflib has to search.
@@ -190,7 +261,11 @@ def word_hunks(old: str, new: str) -> list[Hunk]:
         return []
     hunks: list[Hunk] = []
     for block in _changed_line_blocks(old, new):
-        hunks.extend(_trim_common_tokens(old, new, run) for run in _block_runs(old, new, block))
+        for run in _block_runs(old, new, block):
+            if _is_whole(run):  # its shared edges are cut already
+                hunks.append(Hunk(run[0], run[1], old[run[0] : run[1]], new[run[2] : run[3]]))
+            else:
+                hunks.append(_trim_common_tokens(old, new, run))
     touching: list[Hunk] = []
     for hunk in hunks:
         if hunk.old == hunk.new:
@@ -200,7 +275,13 @@ def word_hunks(old: str, new: str) -> list[Hunk]:
             last = touching.pop()
             hunk = Hunk(last.start, hunk.end, last.old + hunk.old, last.new + hunk.new)
         touching.append(hunk)
-    return [_tightened(hunk) for hunk in touching]
+    return [
+        hunk if _is_whole((0, len(hunk.old), 0, len(hunk.new))) else _tightened(hunk) for hunk in touching
+    ]
+
+
+def _is_whole(run: tuple[int, int, int, int]) -> bool:
+    return max(run[1] - run[0], run[3] - run[2]) > WHOLE_BLOCK_CHARS
 
 
 def suggestion_edits(old: str, new: str, *, meta: str) -> list[TextEdit]:

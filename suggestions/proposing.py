@@ -1,8 +1,10 @@
 """Proposing suggestions: edits of the accepted view written as CriticMarkup, new documents, moves and
 deletions as rows.
 
-Every change to a document happens on the event loop in one synchronous stretch (read, check, write),
-so nothing can slip in between the check and the write; connected clients see the result at once.
+Every change to a document is checked and written on the event loop in one synchronous stretch, so nothing
+can slip in between the check and the write; connected clients see the result at once. A big edit is
+planned on plain strings in a separate process (a Doc never leaves the loop), and written only if the text
+it was planned on is still the document's.
 """
 
 from __future__ import annotations
@@ -24,29 +26,34 @@ from lensrelay.models import Document, Folder
 from lensrelay.sync.presence import show_assistant
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import DocEntry, path_index
-from suggestions.accepted_view import AcceptedView, build_accepted_view
+from suggestions.accepted_view import build_accepted_view
 from suggestions.criticmarkup import (
     CLOSE_ADDITION,
-    contains_delimiters,
-    mark_id,
     own_changes,
     parse,
     render_addition,
     render_comment,
     render_metadata,
 )
-from suggestions.diff import unified_diff
 from suggestions.errors import SuggestionError
 from suggestions.follow import holding
 from suggestions.models import Suggestion
-from suggestions.rewriting import FORGED, RawEdit, apply_raw_edits, plan_comment, plan_suggestion
+from suggestions.planning import (
+    DELIMITER_REFUSAL,
+    EditSpec,
+    PlannedEdit,
+    apply_edit_specs,
+    byte_offsets,
+    changes_context,
+    find_occurrences,
+    plan_edit,
+    plan_edit_off_loop,
+    refuse_delimiters,
+)
+from suggestions.rewriting import FORGED, RawEdit, apply_raw_edits
 from suggestions.signals import suggestion_decided
 
-DELIMITER_REFUSAL = (
-    "{which} contains the CriticMarkup delimiter '{delimiter}'. Write plain text: the system handles "
-    "suggestion wrapping automatically."
-)
-CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+__all__ = ["DELIMITER_REFUSAL", "EditSpec", "apply_edit_specs", "find_occurrences"]
 
 
 @dataclass(frozen=True)
@@ -55,13 +62,6 @@ class Proposer:
     token_id: int | None = None
     session_id: str = ""
     client_name: str = ""
-
-
-@dataclass(frozen=True)
-class EditSpec:
-    old_string: str
-    new_string: str
-    replace_all: bool = False
 
 
 @dataclass
@@ -86,84 +86,7 @@ class Outcome:
         return sum(len(h["new"]) for h in self.hunks)
 
 
-# -- finding the text to change --------------------------------------------------------------------------
-
-
-def refuse_delimiters(value: str, *, which: str) -> None:
-    delimiter = contains_delimiters(value)
-    if delimiter is not None:
-        raise SuggestionError(DELIMITER_REFUSAL.format(which=which, delimiter=delimiter))
-
-
-def find_occurrences(text: str, needle: str) -> list[int]:
-    """Start indices of `needle` in `text`; curly quotes in either match straight ones."""
-    starts = _all_starts(text, needle)
-    if starts:
-        return starts
-    return _all_starts(text.translate(CURLY), needle.translate(CURLY))
-
-
-def _all_starts(text: str, needle: str) -> list[int]:
-    starts: list[int] = []
-    position = text.find(needle)
-    while position >= 0:
-        starts.append(position)
-        position = text.find(needle, position + len(needle))
-    return starts
-
-
-def apply_edit_specs(
-    text: str, specs: Sequence[EditSpec], *, path: str, markup: bool = True
-) -> tuple[str, list[int]]:
-    """Apply edits in sequence to a plain text (the accepted view); any failure raises, naming the edit.
-    ``markup`` False is for files that never hold CriticMarkup (JSON, HTML): any text may be written."""
-    occurrences: list[int] = []
-    for number, spec in enumerate(specs, start=1):
-        prefix = f"Edit {number} of {len(specs)} failed: " if len(specs) > 1 else ""
-        if spec.old_string == spec.new_string:
-            raise SuggestionError(
-                prefix + "No changes to make: old_string and new_string are exactly the same."
-            )
-        if spec.old_string == "":
-            raise SuggestionError(prefix + "old_string must not be empty; use write to create a document.")
-        if markup:
-            refuse_delimiters(spec.old_string, which="old_string")
-            refuse_delimiters(spec.new_string, which="new_string")
-        starts = find_occurrences(text, spec.old_string)
-        if not starts:
-            raise SuggestionError(
-                prefix + f"String to replace not found in {path}. Make sure old_string matches the text "
-                "exactly as read shows it (whitespace and line breaks included)."
-            )
-        if len(starts) > 1 and not spec.replace_all:
-            raise SuggestionError(
-                prefix + f"Found {len(starts)} matches of the string to replace, but replace_all is false. "
-                "To replace all occurrences, set replace_all to true. To replace only one occurrence, "
-                "please provide more context to uniquely identify the instance."
-            )
-        pieces: list[str] = []
-        position = 0
-        for start in starts:
-            pieces += [text[position:start], spec.new_string]
-            position = start + len(spec.old_string)
-        pieces.append(text[position:])
-        text = "".join(pieces)
-        occurrences.append(len(starts))
-    return text, occurrences
-
-
 # -- writing markup ------------------------------------------------------------------------------------
-
-
-def byte_offsets(text: str, indices: Sequence[int]) -> dict[int, int]:
-    """The UTF-8 byte offsets of ascending string ``indices`` of ``text``, in one pass."""
-    found: dict[int, int] = {}
-    position = offset = 0
-    for index in indices:
-        offset += len(text[position:index].encode())
-        found[index] = offset
-        position = index
-    return found
 
 
 def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> None:
@@ -189,27 +112,12 @@ def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> N
             current = apply_raw_edits(current, edits)
 
 
-HUNK_CONTEXT_CHARS = 40
-
-
-def _context(view: AcceptedView, uid: str) -> list[tuple[str, str]]:
-    """The text around each of the suggestion's changes as a reader sees it (everything accepted), within
-    its line: what the suggestion list shows beside the change."""
-    around = []
-    for change, (start, end) in zip(view.changes, view.change_spans, strict=True):
-        if any(mark_id(m) == uid for m in change.all_marks):
-            before = view.text[max(0, start - HUNK_CONTEXT_CHARS) : start]
-            after = view.text[end : end + HUNK_CONTEXT_CHARS]
-            around.append((before[before.rfind("\n") + 1 :], after.split("\n", 1)[0]))
-    return around
-
-
 def hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
     records = []
     changes = own_changes(raw, uid)
-    around = _context(build_accepted_view(raw), uid)
+    around = changes_context(build_accepted_view(raw), uid)
     if len(around) != len(changes):
         around = [("", "")] * len(changes)
     for change, (before, after) in zip(changes, around, strict=True):
@@ -266,6 +174,31 @@ def _new_row(*, entry: DocEntry, proposer: Proposer, tool: str, kind: str, comme
     )
 
 
+# Below this many characters (the note and the edit together) an edit is planned on the loop, in the same
+# synchronous stretch as its write; above it, in the planning process, so one big edit never stalls every
+# client of the worker (planning costs about a second per 3 MB).
+PLAN_ON_LOOP_CHARS = 32 * 1024
+# A document edited live may change while a big edit is planned; the plan is remade this many times.
+PLAN_ATTEMPTS = 3
+
+
+async def _planned_for_current_text(room: Room, **plan: Any) -> PlannedEdit:
+    """A plan made on the room's text as it is now; no await lies between its check and the caller's
+    next statement."""
+    specs: Sequence[EditSpec] = plan["specs"]
+    edit_chars = sum(len(s.old_string) + len(s.new_string) for s in specs) + len(plan["replacement"] or "")
+    for _ in range(PLAN_ATTEMPTS):
+        raw = room_text(room)
+        if len(raw) + edit_chars <= PLAN_ON_LOOP_CHARS:
+            return plan_edit(raw, **plan)
+        planned = await plan_edit_off_loop(raw, **plan)
+        if room_text(room) == raw:
+            return planned
+    raise SuggestionError(
+        "The document kept changing while the edit was planned. Nothing was changed; please try again."
+    )
+
+
 async def suggestion_propose_edits(
     *,
     store: DocStore,
@@ -279,7 +212,8 @@ async def suggestion_propose_edits(
 ) -> Outcome:
     """Turn edits of the accepted view into one suggestion, written as word-level CriticMarkup hunks.
 
-    Atomic: if any edit fails, nothing is written and the error names the edit.
+    Atomic: if any edit fails, nothing is written and the error names the edit. A big edit is planned in
+    the planning process on the text as read, and written only if the document still holds that text.
     """
     if comment:
         refuse_delimiters(comment, which="comment")
@@ -287,44 +221,53 @@ async def suggestion_propose_edits(
     room = await store.get(entry.doc_id)
     if room is None:
         raise SuggestionError(f"Error: Document not found: {entry.user_path}")
-    # From here to the write there is no await: the document cannot change underneath the check.
-    raw = room_text(room)
-    view = build_accepted_view(raw)
-    if replacement is not None:
-        refuse_delimiters(replacement, which="content")
-        new_view_text, occurrences = replacement, list[int]()
-        if new_view_text == view.text:
-            raise SuggestionError("No changes to make: the content is exactly the document's current text.")
-    else:
-        new_view_text, occurrences = apply_edit_specs(view.text, specs, path=entry.user_path)
-    diff = unified_diff(view.text, new_view_text, path=entry.user_path)
     meta = _meta(proposer, row.uid)
-    plan = plan_suggestion(raw, new_view_text, meta=meta, uid=row.uid)
-    reply = plan_comment(plan.raw, uid=row.uid, comment=comment, meta=meta) if comment else None
+    planned = await _planned_for_current_text(
+        room,
+        specs=list(specs),
+        replacement=replacement,
+        path=entry.user_path,
+        meta=meta,
+        uid=row.uid,
+        comment=comment,
+    )
     if dry_run:
-        return Outcome(None, occurrences, diff, new_view_text)
+        return Outcome(None, planned.occurrences, planned.diff, planned.new_view_text)
+    plan = planned.plan
     # Until the rows say what happened, the follower must not read the superseded markup as decided.
     async with holding(store, entry.doc_id):
-        _write_plan(room, raw, [plan.edits] + ([[reply]] if reply else []))
-        records = hunk_records(room, row.uid)
+        _write_plan(room, planned.raw, [plan.edits] + ([[planned.reply]] if planned.reply else []))
+        records = _hunk_records_from(room, planned.changes, planned.around)
         row.hunks = records
         row.old_text = "\n…\n".join(r["old"] for r in records)
         row.new_text = "\n…\n".join(r["new"] for r in records)
-        row.markup = "\n…\n".join(_markup_of(room_text(room), row.uid))
+        row.markup = "\n…\n".join(planned.markup)
         await room.flushed()
         await store.db(_save_suggestion, row, plan.superseded)
     # After the change went out, so clients know the text the cursor points into.
-    await show_assistant(room, name=proposer.author, index=_markup_start(room_text(room), row.uid))
-    return Outcome(row, occurrences, diff, new_view_text, plan.superseded)
+    await show_assistant(room, name=proposer.author, index=planned.markup_start)
+    return Outcome(row, planned.occurrences, planned.diff, planned.new_view_text, plan.superseded)
 
 
-def _markup_start(raw: str, uid: str) -> int:
-    changes = own_changes(raw, uid)
-    return changes[0].start if changes else 0
-
-
-def _markup_of(raw: str, uid: str) -> list[str]:
-    return [raw[c.start : c.end] for c in own_changes(raw, uid)]
+def _hunk_records_from(
+    room: Room, changes: list[tuple[int, int, str, str]], around: list[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    """Sticky positions for the planned marks, which the text now holds at these byte offsets, with the
+    words around each (planned with them)."""
+    ytext = room.doc.get(CONTENTS, type=Text)
+    if len(around) != len(changes):
+        around = [("", "")] * len(changes)
+    return [
+        {
+            "old": old,
+            "new": new,
+            "start": StickyIndex.new(ytext, start, Assoc.AFTER).to_json(),
+            "end": StickyIndex.new(ytext, end, Assoc.BEFORE).to_json(),
+            "before": before,
+            "after": after,
+        }
+        for (start, end, old, new), (before, after) in zip(changes, around, strict=True)
+    ]
 
 
 # -- creating, moving and deleting documents -------------------------------------------------------------

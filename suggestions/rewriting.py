@@ -260,31 +260,49 @@ class _RegionWriter:
 
     def write(self, raw_start: int, raw_end: int, indices: list[int], new_text: str) -> None:
         raw, marks = self.layout.raw, self.layout.marks
-        base_chars: list[int] = []
+        # The base text of the range as runs of raw text: (base start, raw start, length), in order.
+        segments: list[tuple[int, int, int]] = []
         comments: list[tuple[int, Mark]] = []
+        length = 0
+
+        def segment(start: int, end: int) -> None:
+            nonlocal length
+            if end > start:
+                segments.append((length, start, end - start))
+                length += end - start
+
         position = raw_start
         for index in indices:
             mark = marks[index]
-            base_chars.extend(range(position, mark.start))
+            segment(position, mark.start)
             if mark.kind == "comment":
-                comments.append((len(base_chars), mark))
+                comments.append((length, mark))
             elif mark.kind != "addition":
-                base_chars.extend(range(mark.content_start, mark.content_end))
+                segment(mark.content_start, mark.content_end)
             position = mark.end
-        base_chars.extend(range(position, raw_end))
-        base = "".join(raw[i] for i in base_chars)
+        segment(position, raw_end)
+        base = "".join(raw[r : r + n] for _, r, n in segments)
+        segment_starts = [b for b, _, _ in segments]
+
+        def keep_base(start: int, end: int) -> None:
+            """Keep the raw text under base ``[start, end)``, run by run."""
+            k = max(0, bisect_right(segment_starts, start) - 1)
+            while start < end and k < len(segments):
+                b, r, n = segments[k]
+                stop = min(end, b + n)
+                if stop > start:
+                    self.keep(r + start - b, r + stop - b)
+                    start = stop
+                k += 1
 
         next_comment = 0
 
         def base_run(start: int, end: int, *, inside_deletion: bool) -> None:
             nonlocal next_comment
-            run_start = None
-            for b in range(start, end):
+            b = start
+            while b < end:
                 at_comment = next_comment < len(comments) and comments[next_comment][0] == b
                 if at_comment and not (inside_deletion and b == start):
-                    if run_start is not None:
-                        self.keep(base_chars[run_start], base_chars[b - 1] + 1)
-                        run_start = None
                     if inside_deletion:
                         self.new(CLOSE_DELETION)
                     while next_comment < len(comments) and comments[next_comment][0] == b:
@@ -292,13 +310,11 @@ class _RegionWriter:
                         next_comment += 1
                     if inside_deletion:
                         self.new(OPEN_DELETION + self.meta)
-                if run_start is not None and base_chars[b] != base_chars[b - 1] + 1:
-                    self.keep(base_chars[run_start], base_chars[b - 1] + 1)
-                    run_start = None
-                if run_start is None:
-                    run_start = b
-            if run_start is not None:
-                self.keep(base_chars[run_start], base_chars[end - 1] + 1)
+                stop = end
+                if next_comment < len(comments) and b < comments[next_comment][0] < end:
+                    stop = comments[next_comment][0]
+                keep_base(b, stop)
+                b = stop
 
         def comments_at(b: int) -> None:
             nonlocal next_comment

@@ -3,17 +3,31 @@
 // fixed time, spread over the given servers (client k of a document connects to serverUrls[k % n]).
 // Each marker carries its send time, so every client measures delivery latency on arrival.
 //
-// Argument: one JSON object {targetsFile, clientsPerDoc, seconds, intervalMs}: targetsFile names a JSON
-// list of {room, serverUrls, params}. Prints one JSON line with sent, delivered, expected deliveries,
-// p50/p99 latency (ms), connection errors and how many documents converged.
+// Argument: one JSON object {targetsFile, clientsPerDoc, seconds, intervalMs, writersPerDoc?, serverPids?,
+// clkTck?}: targetsFile names a JSON list of {room, serverUrls, params}; only the first writersPerDoc
+// clients of a document type (all by default); serverPids lists processes whose CPU time over the typing
+// window is reported. Prints one JSON line with sent, delivered, expected deliveries, p50/p99 latency (ms),
+// connection errors, how many documents converged, and server_cpu_s.
 
 import { readFileSync } from 'node:fs'
 import { connectClient, percentile, readArgs, runMain, sleep, waitUntil } from './deps.mjs'
 
 const MARK = /⟨(\d+)\.(\d+)\.(\d+\.\d+)⟩/g
 
+const cpuSeconds = (pids, clkTck) => {
+  let total = 0
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ')
+      total += (Number(fields[11]) + Number(fields[12])) / clkTck
+    } catch { return null }
+  }
+  return total
+}
+
 const main = async () => {
-  const { targetsFile, clientsPerDoc = 4, seconds = 60, intervalMs = 2000 } = readArgs()
+  const { targetsFile, clientsPerDoc = 4, seconds = 60, intervalMs = 2000, serverPids = [], clkTck = 100 } = readArgs()
+  const writersPerDoc = readArgs().writersPerDoc ?? clientsPerDoc
   const targets = JSON.parse(readFileSync(targetsFile, 'utf8'))
   const docs = targets.map((target) => ({ target, clients: [] }))
   let id = 0
@@ -23,6 +37,7 @@ const main = async () => {
       const client = connectClient({ serverUrl, room: doc.target.room, params: doc.target.params })
       client.id = id++
       client.sent = 0
+      client.writes = k < writersPerDoc
       doc.clients.push(client)
     }
   }
@@ -44,7 +59,8 @@ const main = async () => {
     })
   }
   const deadline = performance.now() + seconds * 1000
-  await Promise.all(all.map(async (client) => {
+  const cpuBefore = cpuSeconds(serverPids, clkTck)
+  await Promise.all(all.filter((client) => client.writes).map(async (client) => {
     await sleep(Math.random() * intervalMs)
     while (performance.now() < deadline && !client.closed) {
       const stamp = (performance.timeOrigin + performance.now()).toFixed(3)
@@ -53,6 +69,7 @@ const main = async () => {
       await sleep(intervalMs * (0.5 + Math.random()))
     }
   }))
+  const cpuAfter = cpuSeconds(serverPids, clkTck)
   const sentPerDoc = docs.map((doc) => doc.clients.reduce((n, c) => n + c.sent, 0))
   const converged = () => docs.filter((doc, i) => {
     const texts = doc.clients.map((c) => c.text.toString())
@@ -71,7 +88,8 @@ const main = async () => {
     p99: percentile(sorted, 99),
     errors: all.filter((c) => c.closed).length,
     converged: converged(),
-    settleMs: performance.now() - settleStart
+    settleMs: performance.now() - settleStart,
+    server_cpu_s: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore
   }
   for (const client of all) client.provider.destroy()
   return result

@@ -72,6 +72,7 @@ def _limited_server_class() -> type:
 
     from lensrelay.server.direct import DirectSocket, read_frames, write_now
     from lensrelay.server.disconnect import DISCONNECT_WATCH, DisconnectWatch
+    from lensrelay.server.looplag import start_loop_lag_monitor
     from lensrelay.server.warmup import warm_up
     from lensrelay.sync.consumer import CLOSE_TOO_LARGE
     from lensrelay.sync.fastpath import DIRECT_SEND
@@ -196,6 +197,7 @@ def _limited_server_class() -> type:
         def _warm_up(self) -> None:
             # What a fresh server's first client would otherwise wait for (lensrelay.server.warmup).
             self._warming = asyncio.get_running_loop().create_task(warm_up(self.application))
+            start_loop_lag_monitor()
 
         def create_application(self, protocol: Any, scope: dict[str, Any]) -> Any:
             if scope.get("type") == "websocket":

@@ -5,6 +5,7 @@ import pytest
 
 from suggestions.criticmarkup import accept_all, contains_delimiters, parse, reject_all, render_metadata
 from suggestions.diff import (
+    WHOLE_BLOCK_CHARS,
     Hunk,
     TextEdit,
     apply_text_edits,
@@ -186,3 +187,28 @@ def test_long_document_diff_stays_fast_and_exact() -> None:
     rendered_line = render_suggestion(line, changed, meta="")
     assert accept_all(rendered_line) == changed
     assert reject_all(rendered_line) == line
+
+
+# -- big blocks -------------------------------------------------------------------------------------------
+
+
+def test_a_block_over_the_whole_block_size_is_one_hunk_and_fast() -> None:
+    old = "Intro stays here. The PLACEHOLDER goes. Outro stays too.\n"
+    new_text = "".join(f"New line {n} with café and 東京 words.\n" for n in range(60_000))
+    assert len(new_text) > 10 * WHOLE_BLOCK_CHARS
+    new = old.replace("PLACEHOLDER", new_text)
+    started = time.perf_counter()
+    hunks = word_hunks(old, new)
+    assert time.perf_counter() - started < 2.0
+    assert len(hunks) == 1
+    [hunk] = hunks
+    assert old[: hunk.start] + hunk.new + old[hunk.end :] == new
+    # The shared edges are cut at word boundaries: neither side's first words are inside the hunk.
+    assert old[: hunk.start].startswith("Intro stays here.") and hunk.old.strip().startswith("PLACEHOLDER")
+
+
+def test_a_big_block_without_a_clean_cut_keeps_its_edges_inside() -> None:
+    old = "x" * 200_000
+    new = "x" * 100_000 + "y" + "x" * 100_000
+    [hunk] = word_hunks(old, new)
+    assert old[: hunk.start] + hunk.new + old[hunk.end :] == new
