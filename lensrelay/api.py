@@ -21,7 +21,7 @@ from lensrelay.models import Document, Folder
 
 class TokenAuth(HttpBearer):
     async def authenticate(self, request: HttpRequest, token: str) -> Access | None:  # type: ignore[override]
-        return await aauthenticate_token(token)
+        return await aauthenticate_token(token, oauth_surface="api")
 
 
 def request_access(request: Any) -> Access:
