@@ -60,6 +60,7 @@ def token_access(token: ApiToken, folder_ids: frozenset[int]) -> Access | None:
 
 ROLE_ORDER = (ApiToken.Role.VIEW, ApiToken.Role.SUGGEST, ApiToken.Role.EDIT, ApiToken.Role.ADMIN)
 SUGGESTION_REVIEW_PERMISSION = "suggestions.change_suggestion"
+REGISTRATION_SCOPE = "oauth2_provider:registration"
 
 
 def role_ceiling(user: Any) -> str | None:
@@ -107,7 +108,13 @@ def oauth_token_access(raw: str, *, surface: str) -> OAuthAccess | None:
     checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
     token = AccessToken.objects.filter(token_checksum=checksum).select_related("user").first()
     now = timezone.now()
-    if token is None or token.expires <= now or token.user is None:
+    # The registration endpoint's own tokens (RFC 7592) act for no one and open nothing here.
+    if (
+        token is None
+        or token.expires <= now
+        or token.user is None
+        or REGISTRATION_SCOPE in token.scope.split()
+    ):
         return None
     if token.resource and not any(resource_serves(r, surface) for r in token.resource):
         return None

@@ -178,6 +178,12 @@ class ConsentView(AuthorizationView):
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         user = request.user
+        params = request.GET if request.method == "GET" else request.POST
+        # Without a method a challenge counts as "plain" (RFC 7636): S256 only, named or refused.
+        if params.get("code_challenge") and params.get("code_challenge_method") != "S256":
+            return self._render_refusal(
+                request, "Only PKCE with S256 is accepted; nothing was granted.", status=400
+            )
         if user.is_authenticated and not grantable_roles(user):
             return self._render_refusal(
                 request, "Only active staff can connect an assistant. Ask an administrator for access."
