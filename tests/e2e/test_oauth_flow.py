@@ -36,7 +36,7 @@ from mcp.shared.auth import (
 from mcp.shared.exceptions import MCPError
 from playwright.sync_api import BrowserContext, Route
 
-from .browser import PASSWORD, BrowserThread, signed_in_context
+from .browser import PASSWORD, BrowserThread, mcp_client, signed_in_context
 from .liveserver import free_port
 from .relay import Relay
 
@@ -268,6 +268,19 @@ async def test_the_sdk_connects_refreshes_and_sees_only_its_folder(world: World)
             assert answer.is_error, f"{tool} reached {BRAVO}"
             assert "4711" not in text(answer)
 
+        # What it proposes carries who it acts for and which client.
+        proposed = await client.call_tool(
+            "edit",
+            {"file_path": f"{ALPHA}/Plan.md", "old_string": "alpha plan", "new_string": "alpha scheme"},
+        )
+        assert not proposed.is_error, text(proposed)
+        author = world.relay.manage(
+            "shell",
+            "-c",
+            "from suggestions.models import Suggestion; print(Suggestion.objects.latest('pk').author)",
+        )
+        assert author.strip().splitlines()[-1] == "alice · Claude"
+
         # The old refresh token, replayed after rotation, is refused and issues nothing.
         async with httpx.AsyncClient() as plain:
             replay = await plain.post(
@@ -315,7 +328,7 @@ async def test_revoking_the_grant_in_the_admin_ends_the_session(world: World) ->
             conn.provider.context.redirect_handler = no_new_consent
             await client.call_tool("read", {"file_path": f"{ALPHA}/Plan.md"})
             observed["after"] = "still answered"
-    assert "alpha plan" in observed["before"]
+    assert "The alpha" in observed["before"]
     assert observed["status"] == 401
     assert observed["elapsed"] <= CUT_OFF_SECONDS + 0.2
     assert "after" not in observed
@@ -400,3 +413,34 @@ async def test_the_role_offered_stops_at_the_persons_own_rights(world: World) ->
         assert grants == []
     finally:
         world.browser.call(vera.close)
+
+
+async def test_tool_errors_start_alike_and_windows_names_are_refused(world: World) -> None:
+    """Through the official client: every tool error starts with "Error: "; a name Windows cannot hold is
+    refused naming the rule, and nothing is proposed."""
+    async with mcp_client(world.base, world.relay.tokens["edit"]) as client:
+        for name in ["Bad:name.md", "What?.md", "Trailing. /x.md", "Note .md ", 'Quote".md', "Pipe|.md"]:
+            answer = await client.call_tool("write", {"file_path": f"{ALPHA}/{name}", "content": "x"})
+            assert answer.is_error, name
+            assert text(answer).startswith("Error: ") and "Windows" in text(answer), text(answer)
+        moved = await client.call_tool(
+            "move", {"file_path": f"{ALPHA}/Plan.md", "new_path": f"{ALPHA}/Plan*.md"}
+        )
+        assert moved.is_error and text(moved).startswith("Error: ") and "Windows" in text(moved)
+        failures = [
+            await client.call_tool("read", {"file_path": f"{ALPHA}/Missing.md"}),
+            await client.call_tool(
+                "edit", {"file_path": f"{ALPHA}/Plan.md", "old_string": "x", "new_string": "x"}
+            ),
+            await client.call_tool("read", {}),
+            await client.call_tool("no_such_tool", {}),
+            await client.call_tool("grep", {"pattern": "(unclosed"}),
+        ]
+        for failure in failures:
+            assert failure.is_error and text(failure).startswith("Error: "), text(failure)
+    pending = world.relay.manage(
+        "shell",
+        "-c",
+        "from suggestions.models import Suggestion; print(Suggestion.objects.filter(tool='move').count())",
+    )
+    assert pending.strip().splitlines()[-1] == "0"
