@@ -438,6 +438,21 @@ async def test_tool_errors_start_alike_and_windows_names_are_refused(world: Worl
         ]
         for failure in failures:
             assert failure.is_error and text(failure).startswith("Error: "), text(failure)
+
+        # read's pending-suggestions footer names each suggestion by the id list_suggestions gives.
+        await client.call_tool("read", {"file_path": f"{ALPHA}/Plan.md"})
+        edited = await client.call_tool(
+            "edit", {"file_path": f"{ALPHA}/Plan.md", "old_string": "zebra", "new_string": "okapi"}
+        )
+        assert not edited.is_error, text(edited)
+        footer = text(await client.call_tool("read", {"file_path": f"{ALPHA}/Plan.md"})).split(
+            "[Pending suggestions]"
+        )[1]
+        mine = [line for line in footer.splitlines() if "{++okapi++}" in line]
+        assert len(mine) == 1 and ", id " in mine[0], footer
+        uid = mine[0].rsplit(", id ", 1)[1].strip()
+        listed = text(await client.call_tool("list_suggestions", {}))
+        assert f"- {uid} PENDING" in listed, listed
     pending = world.relay.manage(
         "shell",
         "-c",
