@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
@@ -170,3 +171,11 @@ def connect_credential_signals() -> None:
     # OAuth access tokens: one revoked (deleted) or rotated away must stop working at once.
     post_delete.connect(_bump_on_change, sender=AccessToken, dispatch_uid=f"{uid}.oauth_token_deleted")
     post_save.connect(_bump_on_oauth_token, sender=AccessToken, dispatch_uid=f"{uid}.oauth_token_saved")
+    # An OAuth grant never acts above its person's rights today: a person changed (staff status, active,
+    # permissions) is looked up afresh. Rare (sign-ins included), so forgetting everything kept is cheap.
+    user_model = get_user_model()
+    post_save.connect(_bump_on_change, sender=user_model, dispatch_uid=f"{uid}.user_saved")
+    m2m_changed.connect(
+        _bump_on_folders, sender=user_model.user_permissions.through, dispatch_uid=f"{uid}.user_permissions"
+    )
+    m2m_changed.connect(_bump_on_folders, sender=user_model.groups.through, dispatch_uid=f"{uid}.user_groups")

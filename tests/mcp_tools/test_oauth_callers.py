@@ -120,3 +120,13 @@ async def test_a_token_revoked_at_the_endpoint_is_refused_at_once(http: httpx.As
     await mcp.initialize()
     await AccessToken.objects.filter(token="oauth-deleted").adelete()
     assert (await mcp.post(INITIALIZE)).status == 401
+
+
+async def test_a_person_who_stops_being_staff_stops_their_assistant(http: httpx.AsyncClient) -> None:
+    await oauth_token("oauth-person")
+    mcp = Mcp(http, "oauth-person")
+    await mcp.initialize()
+    await User.objects.filter(username="alice").aupdate(is_staff=False)
+    user = await User.objects.aget(username="alice")
+    await sync_to_async(user.save)()  # as the admin's change form does: the save is the signal
+    assert (await mcp.post(INITIALIZE)).status == 401
