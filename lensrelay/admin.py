@@ -382,8 +382,8 @@ class ApiTokenForm(forms.ModelForm):
 class ApiTokenAdmin(admin.ModelAdmin):
     form = ApiTokenForm
     # Dates as days and ages, so the row (and its status) fits beside the filters at 1280 px.
-    list_display = ("name", "role", "scope", "prefix", "created_on", "expires", "last_used", "status")
-    list_filter = ("role", "folders")
+    list_display = ("name", "kind", "role", "scope", "prefix", "created_on", "expires", "last_used", "status")
+    list_filter = ("role", "folders", ("oauth_application", admin.EmptyFieldListFilter))
     search_fields = ("name", "prefix")
     filter_horizontal = ("folders",)
     actions = ("revoke_selected",)
@@ -393,10 +393,22 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:  # type: ignore[override]
         if obj is None:
             return ["name", "role", "folders", "expires_at"]
-        return ["name", "role", "folders", "expires_at", "prefix", "created", "last_used_at", "revoked_at"]
+        fields = ["name", "role", "folders", "expires_at", "prefix", "created", "last_used_at", "revoked_at"]
+        return [*fields, "user", "oauth_application"] if obj.oauth_application_id else fields
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
-        return () if obj is None else ("prefix", "created", "last_used_at", "revoked_at")
+        return (
+            ()
+            if obj is None
+            else ("prefix", "created", "last_used_at", "revoked_at", "user", "oauth_application")
+        )
+
+    @admin.display(description="Kind")
+    def kind(self, obj: ApiToken) -> str:
+        """OAuth grants (an assistant a person connected) are listed, revoked and narrowed like tokens."""
+        if obj.oauth_application_id is None:
+            return "API token"
+        return "OAuth grant"
 
     @admin.display(description="Folders")
     def scope(self, obj: ApiToken) -> str:

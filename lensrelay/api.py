@@ -21,7 +21,7 @@ from lensrelay.sync.ysweet import socket_base
 
 class TokenAuth(HttpBearer):
     async def authenticate(self, request: HttpRequest, token: str) -> Access | None:  # type: ignore[override]
-        access = await aauthenticate_token(token)
+        access = await aauthenticate_token(token, oauth_surface="api")
         if access is None:
             # Said in the 401 (the exception handler below cannot ask the database itself).
             request.token_refusal = await atoken_refusal(token)  # type: ignore[attr-defined]

@@ -175,6 +175,24 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # Set for an OAuth grant: a person consented to let this client act with these rights. Its bearer
+    # values are the client's OAuth access tokens (lensrelay/access/oauth.py); `token_hash` is unusable.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="oauth_grants",
+        help_text="For an OAuth grant: the person who consented.",
+    )
+    oauth_application = models.ForeignKey(
+        "oauth2_provider.Application",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="grants",
+        verbose_name="OAuth client",
+    )
 
     TOKEN_PREFIX = "lr_"
 

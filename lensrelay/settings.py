@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "oauth2_provider",
     "lensrelay",
     "suggestions",
     "mcp_tools",
@@ -272,3 +273,48 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     "lensrelay_files": _file_storage,
 }
+
+# OAuth 2.1 for assistants that connect through MCP's authorization flow (lensrelay/access/oauth*.py,
+# django-oauth-toolkit). People sign in with the admin's login page and consent on /oauth/authorize/.
+LOGIN_URL = "/admin/login/"
+LENSRELAY_OAUTH_ACCESS_TOKEN_SECONDS = int(os.environ.get("LENSRELAY_OAUTH_ACCESS_TOKEN_SECONDS", "3600"))
+LENSRELAY_OAUTH_REFRESH_TOKEN_DAYS = _env_float("LENSRELAY_OAUTH_REFRESH_TOKEN_DAYS", 30.0)
+# Dynamic client registrations accepted per hour, across all callers (registration needs no sign-in).
+LENSRELAY_OAUTH_REGISTRATIONS_PER_HOUR = int(os.environ.get("LENSRELAY_OAUTH_REGISTRATIONS_PER_HOUR", "60"))
+# Named explicitly so migrations that point at them resolve (django-oauth-toolkit's models are swappable).
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth2_provider.AccessToken"
+OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth2_provider.RefreshToken"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
+OAUTH2_PROVIDER_ID_TOKEN_MODEL = "oauth2_provider.IDToken"
+OAUTH2_PROVIDER = {
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,  # S256 only
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": LENSRELAY_OAUTH_ACCESS_TOKEN_SECONDS,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": int(LENSRELAY_OAUTH_REFRESH_TOKEN_DAYS * 86400),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    # A refresh token used twice revokes its whole family (RFC 9700 4.14.2).
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "SCOPES": {"mcp": "Use the MCP tools"},
+    "DEFAULT_SCOPES": ["mcp"],
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https", "http"],
+    "OAUTH2_VALIDATOR_CLASS": "lensrelay.access.oauth_server.LensRelayValidator",
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_post", "client_secret_basic"],
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("lensrelay.access.oauth_server.RegistrationLimit",),
+    "CIMD_ENABLED": True,
+    "CIMD_METADATA_FETCHER": "lensrelay.access.oauth_server.ClientMetadataFetcher",
+    "CIMD_FETCH_TIMEOUT_SECONDS": 5,
+    "CIMD_MAX_DOCUMENT_SIZE": 16 * 1024,
+}
+# Test configuration only: let client ID metadata documents be fetched from 127.0.0.1 over http (the
+# tests serve them locally). Never set it in production: it opens the fetch to the loopback interface.
+LENSRELAY_OAUTH_CIMD_ALLOW_LOOPBACK = _env_bool("LENSRELAY_OAUTH_CIMD_ALLOW_LOOPBACK", False)

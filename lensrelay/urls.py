@@ -1,7 +1,8 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from lensrelay import views
+from lensrelay.access import oauth_urls
 from lensrelay.api import api
 from lensrelay.files import views as files
 from lensrelay.sync import ysweet
@@ -10,6 +11,7 @@ from mcp_tools.api import urls as mcp_urls
 urlpatterns = [
     path("", views.home, name="home"),
     path("admin/", admin.site.urls),
+    path("", include(oauth_urls.urlpatterns)),
     path("api/", api.urls),
     path("d/<str:doc_id>/as-update", ysweet.as_update, name="doc-as-update"),
     path("d/<str:doc_id>/update", ysweet.apply_update, name="doc-update"),

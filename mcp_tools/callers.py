@@ -1,8 +1,9 @@
 """Who is calling /mcp, answered from this process's memory while nothing about credentials changed.
 
-Tokens (raw token -> Access), sessions (id -> row) and the read marks this process wrote are kept per
-process. Every request first reads one row, `CredentialGeneration`, which goes up in the same transaction
-as any change to a token (revoked, narrowed, widened, deleted), its folders, or a session's end or
+Tokens (raw API token or OAuth access token -> Access), sessions (id -> row) and the read marks this
+process wrote are kept per process. Every request first reads one row, `CredentialGeneration`, which goes
+up in the same transaction as any change to a token (revoked, narrowed, widened, deleted), its folders, an
+OAuth access token (revoked, refreshed away), or a session's end or
 settings, whichever process makes it (signals below). A request that finds a new value drops everything
 kept here and reads the database afresh, so a revocation committed anywhere refuses the very next
 request on every worker: there is no time window, only the cost of one small query instead of one per
@@ -16,12 +17,14 @@ from datetime import datetime
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.utils import timezone
+from oauth2_provider.models import AccessToken
 
-from lensrelay.access.auth import LAST_USED_RESOLUTION, Access, token_access
+from lensrelay.access.auth import LAST_USED_RESOLUTION, Access, is_api_token, oauth_token_access, token_access
 from lensrelay.models import ApiToken
 from mcp_tools import trips
 from mcp_tools.models import CredentialGeneration, McpSession
@@ -73,7 +76,10 @@ async def refresh() -> None:
 # ----------------------------------------------------------------------------------------------- tokens
 
 
-def _load_token(token_hash: str) -> _Token | None:
+def _load_token(raw: str, token_hash: str) -> _Token | None:
+    if not is_api_token(raw):
+        found = oauth_token_access(raw, surface="mcp")
+        return None if found is None else _Token(found.access, found.expires_at, found.last_used_at)
     token = ApiToken.objects.filter(token_hash=token_hash).prefetch_related("folders").first()
     if token is None:
         return None
@@ -87,10 +93,11 @@ def _touch_token(token_id: int, now: datetime) -> None:
 
 async def token_access_now(raw: str) -> Access | None:
     """The access a raw bearer token grants now (after `refresh()` in this request)."""
-    token_hash = ApiToken.hash_token(raw.strip())
+    raw = raw.strip()
+    token_hash = ApiToken.hash_token(raw)
     if token_hash not in _memory.tokens:
         generation = _memory.generation
-        loaded = await sync_to_async(_load_token)(token_hash)
+        loaded = await sync_to_async(_load_token)(raw, token_hash)
         if generation == _memory.generation:  # not cleared meanwhile by a newer request
             _memory.tokens[token_hash] = loaded
     kept = _memory.tokens.get(token_hash)
@@ -145,6 +152,12 @@ def _bump_on_change(sender: Any, **kwargs: Any) -> None:
     generation_bump()
 
 
+def _bump_on_oauth_token(sender: Any, *, created: bool = False, **kwargs: Any) -> None:
+    # A new token changes nothing kept (it is looked up when first seen); a changed one might (expiry).
+    if not created and not kwargs.get("raw"):
+        generation_bump()
+
+
 def _bump_on_folders(sender: Any, *, action: str, **kwargs: Any) -> None:
     if action in ("post_add", "post_remove", "post_clear"):
         generation_bump()
@@ -155,3 +168,14 @@ def connect_credential_signals() -> None:
     post_save.connect(_bump_on_change, sender=ApiToken, dispatch_uid=f"{uid}.token_saved")
     post_delete.connect(_bump_on_change, sender=ApiToken, dispatch_uid=f"{uid}.token_deleted")
     m2m_changed.connect(_bump_on_folders, sender=ApiToken.folders.through, dispatch_uid=f"{uid}.folders")
+    # OAuth access tokens: one revoked (deleted) or rotated away must stop working at once.
+    post_delete.connect(_bump_on_change, sender=AccessToken, dispatch_uid=f"{uid}.oauth_token_deleted")
+    post_save.connect(_bump_on_oauth_token, sender=AccessToken, dispatch_uid=f"{uid}.oauth_token_saved")
+    # An OAuth grant never acts above its person's rights today: a person changed (staff status, active,
+    # permissions) is looked up afresh. Rare (sign-ins included), so forgetting everything kept is cheap.
+    user_model = get_user_model()
+    post_save.connect(_bump_on_change, sender=user_model, dispatch_uid=f"{uid}.user_saved")
+    m2m_changed.connect(
+        _bump_on_folders, sender=user_model.user_permissions.through, dispatch_uid=f"{uid}.user_permissions"
+    )
+    m2m_changed.connect(_bump_on_folders, sender=user_model.groups.through, dispatch_uid=f"{uid}.user_groups")

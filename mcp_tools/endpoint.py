@@ -23,6 +23,7 @@ from django.http import HttpRequest, HttpResponseBase
 from lensrelay.access.auth import Access
 from lensrelay.access.bearer import bearer_token
 from lensrelay.access.limits import read_body
+from lensrelay.access.oauth import resource_metadata_url
 from mcp_tools import callers
 from mcp_tools.transport import handshake, listening, stateless
 from mcp_tools.transport.headers import (
@@ -93,9 +94,11 @@ async def handle(request: HttpRequest) -> HttpResponseBase:
         message = (
             "Unauthorized: the bearer token is unknown, expired or revoked."
             if offered
-            else "Unauthorized: send Authorization: Bearer <token>."
+            else "Unauthorized: send Authorization: Bearer <token> (an API token from the admin), or connect "
+            "through OAuth: the WWW-Authenticate header names this server's resource metadata."
         )
-        return _problem(401, message, WWW_Authenticate=bearer_challenge(invalid=offered))
+        challenge = bearer_challenge(invalid=offered, resource_metadata=resource_metadata_url(request))
+        return _problem(401, message, WWW_Authenticate=challenge)
 
     version = request.headers.get(PROTOCOL_VERSION)
     version = version.strip() if version is not None else None

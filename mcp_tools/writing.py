@@ -44,6 +44,31 @@ def refuse_trash_path(file_path: str) -> None:
         raise ToolError(f"Error: {trash_refusal(repr(file_path))}.")
 
 
+WINDOWS_FORBIDDEN = '"<>:|?*'
+
+
+def refuse_windows_name(file_path: str) -> None:
+    """Names Windows cannot hold are refused, naming the rule: the vault syncs to Obsidian on every
+    system, and such a file would break the sync of everyone on Windows."""
+    try:
+        _, relative = split_user_path(file_path.rstrip("/"))
+    except InvalidPath:
+        return  # refused later, with the rule it breaks
+    for name in relative.strip("/").split("/"):
+        bad = sorted({c for c in name if c in WINDOWS_FORBIDDEN or ord(c) < 32})
+        if bad:
+            shown = " ".join(repr(c) for c in bad)
+            raise ToolError(
+                f"Error: {name!r} cannot be a file or folder name: Windows forbids the characters "
+                f"{WINDOWS_FORBIDDEN} (found {shown}). Choose another name."
+            )
+        if name.endswith((".", " ")):
+            raise ToolError(
+                f"Error: {name!r} cannot be a file or folder name: Windows forbids names ending in a dot "
+                "or a space. Choose another name."
+            )
+
+
 def writable_entry(ctx: ToolContext, kb: KnowledgeBase, file_path: str) -> DocEntry:
     if not ctx.access.can_suggest:
         raise ToolError("This token is read-only (role view): it cannot propose changes.")

@@ -59,10 +59,12 @@ class PendingLine:
     new: str
     author: str
     age: str
+    uid: str | None = None  # the suggestion's id, as list_suggestions gives it (None: a person's own markup)
 
     def render(self) -> str:
         markup = (f"{{--{self.old}--}}" if self.old else "") + (f"{{++{self.new}++}}" if self.new else "")
-        return f"L{self.line}: {markup} ({self.author}) {self.age}"
+        suffix = f", id {self.uid}" if self.uid else ""
+        return f"L{self.line}: {markup} ({self.author}) {self.age}{suffix}"
 
 
 def pending_in_text(raw: str, rows: Sequence[Suggestion] | None = None) -> list[PendingLine]:
@@ -86,6 +88,7 @@ def pending_in_text(raw: str, rows: Sequence[Suggestion] | None = None) -> list[
                 new=_clip(change.new),
                 author=str(metadata.get("author", "unknown")),
                 age=age(metadata.get("timestamp")),
+                uid=mark_id(change.marks[0]),
             )
         )
     return lines

@@ -1,13 +1,24 @@
-"""One token check for WebSocket, /api and /mcp: who is calling and which folders they may see."""
+"""One token check for WebSocket, /api and /mcp: who is calling and which folders they may see.
+
+Two kinds of bearer value resolve here into an `Access`: API tokens (`lr_…`, made in the admin or with
+`manage.py token`) and OAuth access tokens (issued by django-oauth-toolkit to an assistant a person
+consented to). An OAuth access token stands for its grant: the `ApiToken` row of kind "OAuth grant" that
+holds the role and folders the person chose (lensrelay/access/oauth.py), so revoking, narrowing, live
+revocation and last use work the same for both. An OAuth token is valid only for the resource it was
+issued for (RFC 8707): `/mcp` or `/api` of this server.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlparse
 
 from asgiref.sync import sync_to_async
 from django.utils import timezone
+from oauth2_provider.models import AccessToken
 
 from lensrelay.docstore.acting import Actor
 from lensrelay.models import ApiToken
@@ -93,11 +104,111 @@ REFUSALS = {
 }
 
 
-def authenticate_token(raw: str | None) -> Access | None:
-    """The access a raw bearer token grants, or None if it is missing, unknown, expired or revoked."""
+ROLE_ORDER = (ApiToken.Role.VIEW, ApiToken.Role.SUGGEST, ApiToken.Role.EDIT, ApiToken.Role.ADMIN)
+SUGGESTION_REVIEW_PERMISSION = "suggestions.change_suggestion"
+REGISTRATION_SCOPE = "oauth2_provider:registration"
+
+
+def role_ceiling(user: Any) -> str | None:
+    """The widest role a person may hand an assistant: what their own staff rights allow (None: no role,
+    they are not active staff). Superusers: admin; people who may edit live: edit; people who review
+    suggestions: suggest; other staff: view."""
+    if user is None or not getattr(user, "is_active", False) or not getattr(user, "is_staff", False):
+        return None
+    if user.is_superuser:
+        return ApiToken.Role.ADMIN
+    if user.has_perm(EDIT_LIVE_PERMISSION):
+        return ApiToken.Role.EDIT
+    if user.has_perm(SUGGESTION_REVIEW_PERMISSION):
+        return ApiToken.Role.SUGGEST
+    return ApiToken.Role.VIEW
+
+
+def lower_role(a: str, b: str) -> str:
+    return min(a, b, key=lambda role: ROLE_ORDER.index(ApiToken.Role(role)))
+
+
+def is_api_token(raw: str) -> bool:
+    return raw.startswith(ApiToken.TOKEN_PREFIX)
+
+
+def resource_serves(resource: str, surface: str) -> bool:
+    """Whether a token issued for `resource` (an RFC 8707 URI of this server: the issuer checked its host)
+    may be used on `surface` ("mcp" or "api"); the server's root stands for both."""
+    path = urlparse(resource).path.rstrip("/")
+    return path in ("", f"/{surface}")
+
+
+@dataclass(frozen=True)
+class OAuthAccess:
+    access: Access
+    expires_at: datetime
+    last_used_at: datetime | None
+
+
+def oauth_token_access(raw: str, *, surface: str) -> OAuthAccess | None:
+    """What an OAuth access token grants on `surface` now, and until when (None: unknown, expired,
+    revoked, for another resource, or its grant was revoked or its person lost their staff rights).
+
+    The grant's role never exceeds what the person may hand out today (`role_ceiling`)."""
+    checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
+    token = AccessToken.objects.filter(token_checksum=checksum).select_related("user").first()
+    now = timezone.now()
+    # The registration endpoint's own tokens (RFC 7592) act for no one and open nothing here.
+    if (
+        token is None
+        or token.expires <= now
+        or token.user is None
+        or REGISTRATION_SCOPE in token.scope.split()
+    ):
+        return None
+    if token.resource and not any(resource_serves(r, surface) for r in token.resource):
+        return None
+    ceiling = role_ceiling(token.user)
+    grant = (
+        ApiToken.objects.filter(user_id=token.user_id, oauth_application_id=token.application_id)
+        .filter(revoked_at__isnull=True)
+        .prefetch_related("folders")
+        .order_by("-created")
+        .first()
+    )
+    if grant is None or ceiling is None:
+        return None
+    access = token_access(grant, frozenset(f.pk for f in grant.folders.all()))
+    if access is None:
+        return None
+    role = lower_role(access.role, ceiling)
+    if role != access.role:
+        access = replace(access, role=role)
+    # History names a grant by its client and the person it acts for (docstore.acting).
+    access = replace(access, kind="grant", person=token.user.get_username())
+    expires_at = token.expires if grant.expires_at is None else min(token.expires, grant.expires_at)
+    return OAuthAccess(access=access, expires_at=expires_at, last_used_at=grant.last_used_at)
+
+
+def touch_last_used(token_id: int, now: datetime, last_used_at: datetime | None) -> None:
+    if last_used_at is None or now - last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
+
+
+def authenticate_token(raw: str | None, *, oauth_surface: str | None = None) -> Access | None:
+    """The access a raw bearer token grants, or None if it is missing, unknown, expired or revoked.
+
+    OAuth access tokens count only where `oauth_surface` names the surface ("api"); Yjs sync takes API
+    tokens only."""
     if not raw:
         return None
-    token = ApiToken.objects.filter(token_hash=ApiToken.hash_token(raw.strip())).first()
+    raw = raw.strip()
+    if not is_api_token(raw):
+        if oauth_surface is None:
+            return None
+        found = oauth_token_access(raw, surface=oauth_surface)
+        if found is None:
+            return None
+        assert found.access.token_id is not None
+        touch_last_used(found.access.token_id, timezone.now(), found.last_used_at)
+        return found.access
+    token = ApiToken.objects.filter(token_hash=ApiToken.hash_token(raw)).first()
     if token is None or not token.active:
         return None
     now = timezone.now()

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.dispatch import Signal
 from django.utils import timezone
+from oauth2_provider.models import AccessToken, RefreshToken
 
 from lensrelay.models import ApiToken, Folder
 
@@ -79,11 +80,22 @@ def token_create(
     return token, raw
 
 
+def oauth_tokens_end(*, user_id: int, application_id: int) -> None:
+    """Delete a client's OAuth tokens for this person (a revoked grant leaves nothing to refresh)."""
+    RefreshToken.objects.filter(user_id=user_id, application_id=application_id, revoked__isnull=True).update(
+        revoked=timezone.now()
+    )
+    AccessToken.objects.filter(user_id=user_id, application_id=application_id).delete()
+
+
 def token_revoke(*, token: ApiToken) -> None:
+    """Revoke a token or an OAuth grant (whose client's OAuth tokens are deleted with it)."""
     if token.revoked_at is None:
         with transaction.atomic():
             token.revoked_at = timezone.now()
             token.save(update_fields=["revoked_at"])
+            if token.user_id is not None and token.oauth_application_id is not None:
+                oauth_tokens_end(user_id=token.user_id, application_id=token.oauth_application_id)
             _announce_narrowed(token.pk)
 
 

@@ -4,7 +4,7 @@ from pydantic import Field
 
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, refuse_trash_path
+from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, refuse_trash_path, refuse_windows_name
 from suggestions.errors import SuggestionError
 from suggestions.moving import suggestion_propose_move
 
@@ -40,6 +40,7 @@ class MoveArgs(ToolArgs):
 async def move(ctx: ToolContext, args: MoveArgs) -> str:
     refuse_trash_path(args.file_path)
     refuse_trash_path(args.new_path)
+    refuse_windows_name(args.new_path)
     kb = await open_kb()
     try:
         suggestion, requested = await suggestion_propose_move(

@@ -14,6 +14,7 @@ from mcp_tools.writing import (
     proposer,
     refuse_binary,
     refuse_trash_path,
+    refuse_windows_name,
     require_read,
 )
 from suggestions.errors import SuggestionError
@@ -46,6 +47,8 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
         raise ToolError("This token is read-only (role view): it cannot propose changes.")
     refuse_trash_path(args.file_path)
     kb = await open_kb()
+    if kb.index.resolve(ctx.access, args.file_path) is None:
+        refuse_windows_name(args.file_path)
     entry = kb.index.resolve(ctx.access, args.file_path)
     try:
         if entry is not None and not entry.is_markdown:

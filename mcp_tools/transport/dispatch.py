@@ -98,7 +98,13 @@ async def list_tools(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]
     return {"tools": [tool.definition() for tool in catalog.tools_for(scope.access)]}
 
 
+ERROR_PREFIX = "Error: "
+
+
 def tool_failure(text: str) -> dict[str, Any]:
+    """A tool error for the assistant: every one starts the same way, whichever tool or check made it."""
+    if not text.startswith(ERROR_PREFIX):
+        text = ERROR_PREFIX + text
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
 

