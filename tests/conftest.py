@@ -8,6 +8,43 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+# Each test session gets its own data directory (secret key, demo token), never the developer's.
+os.environ.setdefault("LENSRELAY_DATA_DIR", tempfile.mkdtemp(prefix="lensrelay-test-"))
+# Semantic search's test model ships its weights in its package: nothing may come from a model hub.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[object]:
+    from lensrelay.docstore.store import get_store
+
+    live = get_store()
+    yield live
+    await live.close()
+
+
+@pytest.fixture
+def make_folder(transactional_db: None) -> Callable[..., object]:
+    from lensrelay.folders import folder_create
+
+    def make(name: str = "Lens") -> object:
+        return folder_create(name=name)
+
+    return make
+
+
+@pytest.fixture
+def make_token(transactional_db: None) -> Callable[..., str]:
+    from lensrelay.tokens import token_create
+
+    def make(role: str = "edit", folders: tuple[object, ...] = (), name: str = "tester") -> str:
+        _, raw = token_create(name=name, role=role, folders=folders)  # type: ignore[arg-type]
+        return raw
+
+    return make
+
+
 # ------------------------------------------------------------------ which tests are "database-level"
 #
 # ./scripts/test runs the suite on SQLite, then again on PostgreSQL with `-m "db_level and not e2e"`:
@@ -71,39 +108,3 @@ class _LongestFilesFirst:
 def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         config.pluginmanager.register(_LongestFilesFirst(), "lensrelay-longest-files-first")
-
-# Each test session gets its own data directory (secret key, demo token), never the developer's.
-os.environ.setdefault("LENSRELAY_DATA_DIR", tempfile.mkdtemp(prefix="lensrelay-test-"))
-# Semantic search's test model ships its weights in its package: nothing may come from a model hub.
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-
-
-@pytest.fixture
-async def store() -> AsyncIterator[object]:
-    from lensrelay.docstore.store import get_store
-
-    live = get_store()
-    yield live
-    await live.close()
-
-
-@pytest.fixture
-def make_folder(transactional_db: None) -> Callable[..., object]:
-    from lensrelay.folders import folder_create
-
-    def make(name: str = "Lens") -> object:
-        return folder_create(name=name)
-
-    return make
-
-
-@pytest.fixture
-def make_token(transactional_db: None) -> Callable[..., str]:
-    from lensrelay.tokens import token_create
-
-    def make(role: str = "edit", folders: tuple[object, ...] = (), name: str = "tester") -> str:
-        _, raw = token_create(name=name, role=role, folders=folders)  # type: ignore[arg-type]
-        return raw
-
-    return make
