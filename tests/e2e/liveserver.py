@@ -36,11 +36,28 @@ class LiveServerError(RuntimeError):
     """The server did not start, or a management command failed."""
 
 
+def _xdist_share() -> tuple[int, int]:
+    """(this pytest-xdist worker's index, the number of workers); (0, 1) outside xdist."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return (int(worker[2:]) if worker.startswith("gw") else 0), max(count, 1)
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A port free now on 127.0.0.1 (the kernel's pick), for a server that binds it a moment later.
+
+    Under pytest-xdist each worker only takes ports of its own share (``port // 2 % workers``: the kernel
+    hands out odd ports to bind(0)), so two workers never choose the same port in the window between
+    choosing it and their servers binding it.
+    """
+    index, count = _xdist_share()
+    for _ in range(1000):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((HOST, 0))
+            port: int = sock.getsockname()[1]
+        if port // 2 % count == index:
+            return port
+    return port
 
 
 def _kill_if_running(process: subprocess.Popen[bytes]) -> None:

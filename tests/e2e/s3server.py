@@ -4,7 +4,6 @@ in its own process on 127.0.0.1, with one bucket."""
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -16,17 +15,12 @@ from typing import Any
 
 import httpx
 
+from .liveserver import free_port
+
 BUCKET = "lens-relay-test"
 REGION = "us-east-1"
 KEY_ID = "test-key-id"
 SECRET = "test-secret-key"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass(frozen=True)

@@ -12,20 +12,19 @@ import pytest
 from . import files_scenario as scenario
 from .conftest import YClientFactory
 from .relay import Relay
-from .s3server import S3Server, free_port, s3_server
+from .s3server import S3Server, s3_server
 
 pytestmark = pytest.mark.e2e
 
-PORT = free_port()
-RELAY_ENV = {
-    **S3Server(endpoint=f"http://127.0.0.1:{PORT}").env(),
-    "LENSRELAY_MAX_FILE_BYTES": str(2 * 1024 * 1024),
-}
+# The relay fixture reads this when the module's server starts; `s3` (set up first) adds its settings,
+# so the S3 server's port is chosen just before it binds it, not at collection.
+RELAY_ENV = {"LENSRELAY_MAX_FILE_BYTES": str(2 * 1024 * 1024)}
 
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    with s3_server(PORT, log=tmp_path_factory.mktemp("moto") / "moto.log") as server:
+    with s3_server(log=tmp_path_factory.mktemp("moto") / "moto.log") as server:
+        RELAY_ENV.update(server.env())
         yield server
 
 

@@ -24,7 +24,8 @@ from bench.vaultgen import generate
 from .relay import Relay
 from .yclient import node_executable
 
-pytestmark = pytest.mark.e2e
+# Timings: run alone (scripts/test runs `serial` tests after the parallel pass), not beside other files.
+pytestmark = [pytest.mark.e2e, pytest.mark.serial]
 
 BENCH_NODE = Path(__file__).resolve().parents[2] / "bench" / "node"
 RELAY_ENV = {"LENSRELAY_MCP_MAX_BODY_BYTES": str(16 * 1024 * 1024)}

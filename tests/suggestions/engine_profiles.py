@@ -11,7 +11,10 @@ import os
 from hypothesis import HealthCheck, settings
 
 # name: (examples per pure test, examples of the live-store test)
-EXAMPLES = {"dev": (50, 10), "ci": (700, 100), "deep": (20_000, 2_000)}
+# "db" is ./scripts/test's PostgreSQL pass, which reruns only the database-level tests: the live-store one,
+# whose engine is database-agnostic and has just run its `ci` examples on SQLite; 25 more drive the
+# store's writes, claims and decisions through the second database.
+EXAMPLES = {"dev": (50, 10), "db": (50, 25), "ci": (700, 100), "deep": (20_000, 2_000)}
 _NAME = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 _PURE, _LIVE = EXAMPLES.get(_NAME, EXAMPLES["ci"])
 
