@@ -256,6 +256,11 @@ class SuggestionAdmin(admin.ModelAdmin):
                 name="suggestions_suggestion_editor_pending",
             ),
             path(
+                "document/<str:doc_id>/file/",
+                self.admin_site.admin_view(lambda r, doc_id: editor_page.file_view(self, r, doc_id)),
+                name="suggestions_suggestion_editor_file",
+            ),
+            path(
                 "document/<str:doc_id>/edit/decide-all/",
                 self.admin_site.admin_view(lambda r, doc_id: editor_page.decide_all_view(self, r, doc_id)),
                 name="suggestions_suggestion_editor_decide_all",

@@ -8,6 +8,7 @@ as the review pages decide them; views here only check who asks and translate to
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from django.contrib.admin import ModelAdmin
@@ -17,6 +18,10 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from lensrelay.access.auth import EDIT_LIVE_PERMISSION, access_for_user
+from lensrelay.access.csp import editor_csp
+from lensrelay.access.user_content import shown_inline, user_content_response
+from lensrelay.files.blobs import BlobCorrupt, BlobMissing, blob_read
+from lensrelay.files.kinds import mimetype
 from lensrelay.models import Document
 from suggestions.cleaning import suggestion_clean_up
 from suggestions.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
@@ -32,6 +37,8 @@ READ_ONLY_REASON = (
     "documents live”. Ask an administrator to grant it."
 )
 UNDO_URL = "/admin/suggestions/suggestion/UID/undo/"
+# Stored files (blobs) are shown to staff who may browse documents in the admin.
+VIEW_DOCUMENT_PERMISSION = "lensrelay.view_document"
 
 
 def _document_or_404(request: HttpRequest, doc_id: str) -> Document:
@@ -41,6 +48,17 @@ def _document_or_404(request: HttpRequest, doc_id: str) -> Document:
     if document is None:
         raise Http404("No such document")
     return document
+
+
+def preview_kind(content_type: str) -> str:
+    """How the page shows a stored file of this type: an element for the passive types the file route
+    serves inline (image, pdf, audio, video), else '' (a download link only)."""
+    if not shown_inline(content_type):
+        return ""
+    main = content_type.split(";", 1)[0].strip().lower()
+    if main == "application/pdf":
+        return "pdf"
+    return main.split("/", 1)[0]
 
 
 def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:
@@ -75,8 +93,39 @@ def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_i
         "review_url": reverse("admin:suggestions_suggestion_review", args=[doc_id]),
         "document_url": reverse("admin:lensrelay_document_change", args=[document.pk]),
     }
+    preview = ""
+    if document.hash and request.user.has_perm(VIEW_DOCUMENT_PERMISSION):
+        preview = preview_kind(mimetype(document.path))
+        context["file_url"] = reverse("admin:suggestions_suggestion_editor_file", args=[doc_id])
+        context["file_name"] = posixpath.basename(document.path)
+    context["preview"] = preview
     request.current_app = model_admin.admin_site.name
-    return TemplateResponse(request, "admin/suggestions/editor/page.html", context)
+    response = TemplateResponse(request, "admin/suggestions/editor/page.html", context)
+    # The preview elements load the file from this origin; a PDF needs <object> allowed, nothing else does.
+    response["Content-Security-Policy"] = editor_csp(host=request.get_host(), objects=preview == "pdf")
+    return response
+
+
+def file_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:
+    """The stored bytes of a file document, with the user-content headers: inline only for the passive
+    allow-list (the page's preview), an attachment otherwise; never a page of this origin."""
+    document = _document_or_404(request, doc_id)
+    if not request.user.has_perm(VIEW_DOCUMENT_PERMISSION):
+        raise PermissionDenied
+    if not document.hash:
+        raise Http404("This document is text, not a stored file")
+    try:
+        data = blob_read(doc_id=doc_id, hash=document.hash)
+    except BlobMissing as exc:
+        raise Http404("The file's bytes are not stored") from exc
+    except BlobCorrupt:
+        return HttpResponse("The stored file does not match its hash.", status=502, content_type="text/plain")
+    response = user_content_response(
+        data=data, content_type=mimetype(document.path), filename=posixpath.basename(document.path)
+    )
+    # The page's <object> shows a PDF from here; other sites still cannot frame it.
+    response["X-Frame-Options"] = "SAMEORIGIN"
+    return response
 
 
 def pending_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:

@@ -14,22 +14,30 @@ from django.utils.deprecation import MiddlewareMixin
 ADMIN_PREFIX = "/admin/"
 
 
-def admin_csp(*, host: str) -> str:
+def admin_csp(*, host: str, objects: bool = False) -> str:
     """The policy for an admin page served on `host` (WebSockets to the same host are allowed
-    explicitly: not every browser counts ws: as 'self')."""
+    explicitly: not every browser counts ws: as 'self'). `objects` lets <object> load from this origin
+    (the editor's PDF preview); everything else keeps 'none'."""
     return "; ".join(
         (
             "default-src 'self'",
             "script-src 'self'",
             "style-src 'self' 'unsafe-inline'",
             "img-src 'self' data:",
+            "media-src 'self'",
             f"connect-src 'self' ws://{host} wss://{host}",
-            "object-src 'none'",
+            "object-src 'self'" if objects else "object-src 'none'",
             "base-uri 'self'",
             "form-action 'self'",
             "frame-ancestors 'self'",
         )
     )
+
+
+def editor_csp(*, host: str, objects: bool) -> str:
+    """The editor page's policy: the admin's, with <object> from this origin only when it previews a PDF
+    (images and audio/video already load from 'self'; the file route answers with its own sandbox)."""
+    return admin_csp(host=host, objects=objects)
 
 
 def _wants_policy(request: HttpRequest, response: HttpResponseBase) -> bool:

@@ -10,6 +10,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
+from lensrelay.files.blobs import blob_put
 from lensrelay.models import Document
 from lensrelay.vault.documents import document_create
 
@@ -199,3 +200,120 @@ async def test_other_text_files_open_as_plain_text_and_binaries_are_not_edited(s
     await Document.objects.filter(pk=fox.pk).aupdate(type="image", hash="ab" * 32)
     page = (await editor.get(editor_url(fox.doc_id))).content.decode()
     assert '"text": false' in page and 'id="lr-binary"' in page and 'id="lr-editor"' not in page
+
+
+# -- a stored file (blob) on the editor page: its preview or download --------------------------------------
+
+FILE_PERMS = (*EDITOR_PERMS, "view_document")
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+
+
+@pytest.fixture
+def blobs(settings: Any, tmp_path: Any) -> Any:
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "lensrelay_files": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "blobs"), "allow_overwrite": True},
+        },
+    }
+    return tmp_path / "blobs"
+
+
+async def as_file(document: Any, *, path: str, kind: str, data: bytes) -> str:
+    """Turn the document into a stored file at `path` holding `data`; its bytes' URL."""
+    digest = blob_put(doc_id=document.doc_id, data=data)
+    await Document.objects.filter(pk=document.pk).aupdate(path=path, type=kind, hash=digest)
+    return f"{CHANGELIST}document/{document.doc_id}/file/"
+
+
+def csp_of(answer: Any) -> dict[str, str]:
+    return {part.split(" ", 1)[0]: part for part in answer["Content-Security-Policy"].split("; ")}
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "element"),
+    [
+        ("/Fox.png", "image", '<img id="lr-preview"'),
+        ("/Fox.webp", "image", '<img id="lr-preview"'),
+        ("/Fox.pdf", "pdf", '<object id="lr-preview"'),
+        ("/Fox.mp3", "audio", '<audio id="lr-preview"'),
+        ("/Fox.mp4", "video", '<video id="lr-preview"'),
+    ],
+)
+async def test_passive_files_are_previewed_from_the_file_route(
+    store: Any, fox: Any, blobs: Any, path: str, kind: str, element: str
+) -> None:
+    editor = await client_for("erin", *FILE_PERMS)
+    url = await as_file(fox, path=path, kind=kind, data=PNG)
+    answer = await editor.get(editor_url(fox.doc_id))
+    page = answer.content.decode()
+    assert f'{element} src="{url}"' in page or f'{element} data="{url}"' in page
+    assert f'id="lr-download" href="{url}" download="{path[1:]}"' in page
+    policy = csp_of(answer)
+    assert policy["object-src"] == ("object-src 'self'" if kind == "pdf" else "object-src 'none'")
+    assert policy["script-src"] == "script-src 'self'" and policy["media-src"] == "media-src 'self'"
+    served = await editor.get(url)
+    assert served.status_code == 200 and served.content == PNG
+    assert served["Content-Disposition"].startswith("inline")
+    assert served["X-Content-Type-Options"] == "nosniff"
+    assert served["Content-Security-Policy"] == "sandbox; default-src 'none'"
+
+
+@pytest.mark.parametrize(
+    ("path", "data"),
+    [
+        ("/evil.svg", b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'),
+        ("/evil.html", b"<script>alert(document.cookie)</script>"),
+        ("/evil.bin", b"<html><script>alert(1)</script></html>"),
+    ],
+)
+async def test_active_files_are_only_downloaded_never_shown(
+    store: Any, fox: Any, blobs: Any, path: str, data: bytes
+) -> None:
+    editor = await client_for("erin", *FILE_PERMS)
+    url = await as_file(fox, path=path, kind="file", data=data)
+    answer = await editor.get(editor_url(fox.doc_id))
+    page = answer.content.decode()
+    assert 'id="lr-preview"' not in page and f'id="lr-download" href="{url}"' in page
+    assert csp_of(answer)["object-src"] == "object-src 'none'"
+    served = await editor.get(url)
+    assert served.status_code == 200 and served.content == data
+    assert served["Content-Disposition"].startswith("attachment")
+    assert served["X-Content-Type-Options"] == "nosniff"
+    assert served["Content-Security-Policy"] == "sandbox; default-src 'none'"
+
+
+async def test_a_hostile_file_name_stays_a_quoted_name(store: Any, fox: Any, blobs: Any) -> None:
+    editor = await client_for("erin", *FILE_PERMS)
+    hostile = '/a"><script>alert(1)</script>\r\nX-Evil: 1;.png'
+    url = await as_file(fox, path=hostile, kind="image", data=PNG)
+    page = (await editor.get(editor_url(fox.doc_id))).content.decode()
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    served = await editor.get(url)
+    assert served.status_code == 200 and "X-Evil" not in served
+    disposition = served["Content-Disposition"]
+    assert "\r" not in disposition and "\n" not in disposition
+    assert disposition.startswith("inline; filename*=utf-8''") or disposition.startswith('inline; filename="')
+    assert '"><script>' not in disposition
+
+
+async def test_only_staff_who_may_view_documents_get_the_bytes(store: Any, fox: Any, blobs: Any) -> None:
+    url = await as_file(fox, path="/Fox.png", kind="image", data=PNG)
+    anonymous = await AsyncClient().get(url)
+    assert anonymous.status_code == 302 and "/admin/login/" in anonymous["Location"]
+    editor = await client_for("erin", *EDITOR_PERMS)  # no view_document
+    assert (await editor.get(url)).status_code == 403
+    page = (await editor.get(editor_url(fox.doc_id))).content.decode()
+    assert 'id="lr-preview"' not in page and 'id="lr-download"' not in page
+    assert "needs the permission to view documents" in page
+
+
+async def test_unknown_documents_text_documents_and_missing_bytes_are_not_found(
+    store: Any, fox: Any, blobs: Any
+) -> None:
+    editor = await client_for("erin", *FILE_PERMS)
+    assert (await editor.get(f"{CHANGELIST}document/no-such-doc/file/")).status_code == 404
+    assert (await editor.get(f"{CHANGELIST}document/{fox.doc_id}/file/")).status_code == 404  # text
+    await Document.objects.filter(pk=fox.pk).aupdate(path="/Gone.png", type="image", hash="ab" * 32)
+    assert (await editor.get(f"{CHANGELIST}document/{fox.doc_id}/file/")).status_code == 404
