@@ -34,6 +34,8 @@ function colorOf(name) {
 
 // -- tracked changes ------------------------------------------------------------------------------------
 
+// As NOTE_MAX_CHARS in suggestions/review_page.py (the server cuts a longer note too).
+const NOTE_MAX_CHARS = 2000;
 const setView = StateEffect.define();
 const setPending = StateEffect.define();
 
@@ -98,8 +100,16 @@ class ActionsWidget extends WidgetType {
       const choices = [
         ["accept", "✓", "Accept (Alt-A)"],
         ["reject", "✗", "Reject (Alt-R)"],
-        ["note", "✎", "Accept or reject with a note to the assistant"],
       ];
+      // The optional note to the assistant travels with whichever choice is made next (button or key).
+      const note = document.createElement("input");
+      note.type = "text";
+      note.className = "lr-note";
+      note.maxLength = NOTE_MAX_CHARS;
+      note.placeholder = "✎ note to the assistant";
+      note.setAttribute("aria-label", `Note to the assistant for suggestion ${this.id} (optional)`);
+      note.dataset.suggestion = this.id;
+      box.append(note);
       // A stale suggestion cannot be applied as proposed: clean up its markup, keeping what is there.
       if (this.stale) choices.push(["clean_up", "clean up", "Remove its markup, keep the text as it is now"]);
       for (const [decision, label, title] of choices) {
@@ -247,6 +257,10 @@ function start() {
     const head = view.state.selection.main.head;
     return changesNow().find((c) => c.from <= head && head <= c.to);
   };
+  const noteFor = (uid) => {
+    const field = [...root.querySelectorAll("input.lr-note")].find((input) => input.dataset.suggestion === uid);
+    return field ? field.value.trim() : "";
+  };
   const decide = async (uid, decision, note = "") => {
     if (!config.canReview) return say("Deciding needs the permission to review suggestions.", "error");
     say(`${{ accept: "Accepting", reject: "Rejecting", clean_up: "Cleaning up" }[decision]}…`);
@@ -266,7 +280,7 @@ function start() {
       say("No suggestion here.");
       return true;
     }
-    decide(change.id, decision);
+    decide(change.id, decision, noteFor(change.id));
     return true;
   };
 
@@ -300,14 +314,14 @@ function start() {
     const button = event.target.closest("button[data-decision]");
     if (!button) return;
     const uid = button.dataset.suggestion;
-    let decision = button.dataset.decision;
-    let note = "";
-    if (decision === "note") {
-      note = window.prompt("A note to the assistant (optional):", "") ?? null;
-      if (note === null) return;
-      decision = window.confirm("Accept the suggestion? (Cancel rejects it.)") ? "accept" : "reject";
-    }
-    await decide(uid, decision, note);
+    await decide(uid, button.dataset.decision, noteFor(uid));
+  });
+  // In a note field the editor's keymap does not run: Alt-A / Alt-R decide that field's suggestion.
+  root.addEventListener("keydown", (event) => {
+    const field = event.target.closest && event.target.closest("input.lr-note");
+    if (!field || !event.altKey || !["KeyA", "KeyR"].includes(event.code)) return;
+    event.preventDefault();
+    decide(field.dataset.suggestion, event.code === "KeyA" ? "accept" : "reject", field.value.trim());
   });
 
   // The three views; the two previews are read-only (they hide part of the text).

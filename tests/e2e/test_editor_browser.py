@@ -39,6 +39,7 @@ DOCUMENTS = (
     "Linked",
     "Stale",
     "Undo",
+    "Notes",
 )
 BASE = "# {title}\n\nThe quick brown fox jumps over the lazy dog.\nAnother line here.\nA third line.\n"
 ANN, BOB, VIC = "ann", "bob", "vic"
@@ -536,3 +537,60 @@ async def test_undo_from_the_editor_brings_the_markup_back_everywhere_and_the_ro
             assert seen["ins"] == ["slow red"] and seen["del"] == ["quick brown"], seen
         pending = await call(client, "list_suggestions", {"path": f"{FOLDER}/Undo.md"})
         assert f"{uid} PENDING" in pending, pending
+
+
+async def test_a_note_typed_inline_reaches_the_row_and_the_assistant_with_either_decision(
+    setup: Setup, ann: EditorPage
+) -> None:
+    async with assistant(setup) as client:
+        first = await suggest(client, "Notes", "quick brown", "slow red")
+        second = await suggest(client, "Notes", "A third line", "The last line")
+    await ann.open_editor(setup.editor_url("Notes"))
+    await ann.do(
+        lambda p: p.wait_for_function("() => document.querySelectorAll('input.lr-note').length === 2")
+    )
+    accept_note = "Good catch 🦊, keep <b>this</b>"
+    reject_note = "No: the third line stays"
+
+    def tab_into_note_and_type(note: str) -> Any:
+        def act(p: Page) -> str:
+            # Keyboard only: from the text, Tab reaches the first suggestion's note field.
+            p.focus("#lr-editor .cm-content")
+            p.keyboard.press("Tab")
+            p.keyboard.type(note)
+            return str(p.evaluate("document.activeElement.dataset.suggestion"))
+
+        return act
+
+    assert await ann.do(tab_into_note_and_type(accept_note)) == first
+
+    def accept_with_the_keyboard(p: Page) -> None:
+        p.keyboard.press("Tab")
+        assert p.evaluate("document.activeElement.dataset.decision") == "accept"
+        p.keyboard.press("Enter")
+        p.wait_for_function("() => document.querySelectorAll('input.lr-note').length === 1")
+
+    await ann.do(accept_with_the_keyboard)
+    assert await ann.do(tab_into_note_and_type(reject_note)) == second
+    await ann.do(lambda p: p.keyboard.press("Alt+r"))
+    await ann.do(
+        lambda p: p.wait_for_function("() => document.querySelectorAll('input.lr-note').length === 0")
+    )
+    notes = setup.relay.manage(
+        "shell",
+        "-c",
+        "import json; from suggestions.models import Suggestion as S; "
+        f"print({_MARKER!r} + json.dumps({{s.uid: [s.status, s.note] for s in S.objects.filter("
+        f"uid__in={[first, second]!r})}}))",
+    )
+    rows = json.loads(next(line for line in notes.splitlines() if line.startswith(_MARKER))[len(_MARKER) :])
+    assert rows == {first: ["accepted", accept_note], second: ["rejected", reject_note]}, rows
+    async with assistant(setup) as client:
+        accepted = await call(
+            client, "list_suggestions", {"path": f"{FOLDER}/Notes.md", "status": "accepted"}
+        )
+        rejected = await call(
+            client, "list_suggestions", {"path": f"{FOLDER}/Notes.md", "status": "rejected"}
+        )
+    assert f"Reviewer's note: {accept_note}" in accepted, accepted
+    assert f"Reviewer's note: {reject_note}" in rejected, rejected
