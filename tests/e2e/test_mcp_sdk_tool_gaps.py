@@ -4,6 +4,11 @@ An `edit` whose old_string spans (or quotes) a person's `{>>comment<<}` is made,
 byte-identical where it is; an editor accepts one such suggestion and rejects another in the admin over
 HTTP, and the comment is there after both. A view token cannot suggest, and a comment the document does
 not hold is refused with nothing written.
+
+`write` of a new `.html` or `.canvas` file is a pending suggestion that creates the file only when an
+editor accepts it in the admin (HTML as live text without markup, the canvas with Relay's type); a
+rejected `.json` leaves nothing. Invalid JSON (refused with the parser's position), Windows-illegal names,
+`..`, an unknown folder, a body over the request limit and a view token are refused with nothing suggested.
 """
 
 from __future__ import annotations
@@ -94,3 +99,55 @@ async def test_comment_edits_refused_for_a_view_token_and_for_comments_not_held(
         )
         assert error and "'{>>'" in text
     assert await raw_text(vault, "/Cat.md") == CAT
+
+
+async def test_write_creates_html_and_json_files_on_accept_only(vault: Vault) -> None:
+    page, data = "<p>Light <b>board</b></p>\n", '{"nodes": [], "edges": []}\n'
+    async with connect(vault.relay, vault.token, "auto") as client:
+        html, error = await call(client, "write", {"file_path": "Lens/Pages/page.html", "content": page})
+        assert not error, html
+        board, error = await call(client, "write", {"file_path": "Lens/plan.canvas", "content": data})
+        assert not error, board
+        dropped, error = await call(client, "write", {"file_path": "Lens/dropped.json", "content": data})
+        assert not error, dropped
+        _, error = await call(client, "read", {"file_path": "Lens/Pages/page.html"})
+        assert error  # nothing exists while pending
+        await decide_in_the_admin(vault.relay, uid_of(html), decision="accept")
+        await decide_in_the_admin(vault.relay, uid_of(board), decision="accept")
+        await decide_in_the_admin(vault.relay, uid_of(dropped), decision="reject")
+        read, error = await call(client, "read", {"file_path": "Lens/Pages/page.html"})
+        assert not error and "<b>board</b>" in read
+        read, error = await call(client, "read", {"file_path": "Lens/plan.canvas"})
+        assert not error and '"edges"' in read
+        listed, _ = await call(client, "glob", {"pattern": "Lens/**/*.{html,canvas,json}"})
+        assert sorted(listed.splitlines()) == ["Lens/Pages/page.html", "Lens/plan.canvas"]
+    # HTML is live text with no markup; the canvas keeps Relay's type in the folder document.
+    assert await raw_text(vault, "/Pages/page.html") == page
+    folder_doc = await vault.relay.folder_doc_id(vault.token, folder="Lens")
+    filemeta = await vault.relay.doc_map(folder_doc, token=vault.token, name="filemeta_v0")
+    assert filemeta["/plan.canvas"]["type"] == "canvas" and filemeta["/Pages/page.html"]["type"] == "file"
+
+
+async def test_write_of_new_files_refused_with_nothing_suggested(vault: Vault) -> None:
+    async with connect(vault.relay, vault.token, "auto") as client:
+        for path, content, expected in [
+            ("Lens/bad.json", '{"a": 1,}', "line 1 column 9"),
+            ("Lens/a|b.json", "{}", "Windows"),
+            ("Lens/../Other/x.json", "{}", "Error"),
+            ("Nowhere/x.html", "<p>", "Folder not found"),
+        ]:
+            text, error = await call(client, "write", {"file_path": path, "content": content})
+            assert error and expected in text, (path, text)
+        with pytest.raises(Exception):  # noqa: B017  (the transport refuses the body: 413)
+            await call(
+                client, "write", {"file_path": "Lens/huge.json", "content": '"' + "x" * 5_000_000 + '"'}
+            )
+    async with connect(vault.relay, vault.view, "auto") as client:
+        text, error = await call(client, "write", {"file_path": "Lens/v.json", "content": "{}"})
+        assert error and "role view" in text
+    async with connect(vault.relay, vault.token, "auto") as client:
+        listed, _ = await call(client, "glob", {"pattern": "Lens/**/*.json"})
+        assert listed.strip() in ("", "No files found") or "bad.json" not in listed
+        pending, _ = await call(client, "list_suggestions", {})
+        for name in ("bad.json", "huge.json", "v.json", "x.html"):
+            assert name not in pending
