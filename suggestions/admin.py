@@ -205,7 +205,7 @@ class SuggestionAdmin(admin.ModelAdmin):
 
     @admin.display(description="Review")
     def review_link(self, obj: Suggestion) -> SafeString | str:
-        if not obj.is_pending:
+        if not obj.is_pending or not obj.doc_id:  # a new file exists only once accepted
             return ""
         url = reverse("admin:suggestions_suggestion_review", args=[obj.doc_id])
         return format_html('<a class="button" style="white-space: nowrap" href="{}">Review</a>', url)
@@ -314,7 +314,11 @@ class SuggestionAdmin(admin.ModelAdmin):
             extra["can_decide"] = suggestion.is_pending and self.has_review_permission(request)
             extra["decide_url"] = reverse("admin:suggestions_suggestion_decide", args=[suggestion.pk])
             extra["note_max_chars"] = admin_views.NOTE_MAX_CHARS
-            extra["review_url"] = reverse("admin:suggestions_suggestion_review", args=[suggestion.doc_id])
+            extra["review_url"] = (
+                reverse("admin:suggestions_suggestion_review", args=[suggestion.doc_id])
+                if suggestion.doc_id
+                else ""
+            )
             extra["no_review_reason"] = review_page.NO_REVIEW_REASON
             if suggestion.status in DECIDED:
                 refusal = undo_refusal(suggestion)

@@ -47,6 +47,7 @@ from suggestions.criticmarkup import (
 )
 from suggestions.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
 from suggestions.diff import word_hunks
+from suggestions.filecreate import creates_a_file
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
@@ -230,6 +231,13 @@ def review_diff(suggestion: Suggestion) -> ReviewDiff:
             f"Replace the content of {suggestion.path} (no markup inside the file; accepting writes the "
             "new content, and is refused if the file has changed since):",
             table=diff_table(suggestion.old_text, suggestion.new_text, context=True),
+        )
+    if creates_a_file(suggestion):
+        return ReviewDiff(
+            False,
+            f"Create {suggestion.path} (no markup inside the file; accepting creates it with this content, "
+            "rejecting leaves nothing):",
+            table=diff_table("", suggestion.new_text, context=True),
         )
     raw = persistence.stored_text(suggestion.doc_id)
     changes = own_changes(raw, suggestion.uid) if raw is not None else []

@@ -25,6 +25,7 @@ from suggestions.claims import (
 )
 from suggestions.criticmarkup import Span, accept_edits, own_changes, reject_edits
 from suggestions.errors import StaleSuggestion, SuggestionError
+from suggestions.filecreate import creates_a_file, file_create_apply
 from suggestions.filetext import file_replacement_apply
 from suggestions.follow import deciding_here
 from suggestions.integrity import markup_mismatch
@@ -106,6 +107,12 @@ async def _change_document(
         if accept:
             return f"{await move_folder(store, suggestion)} links rewritten", NOTHING_TO_UNDO
         return "", NOTHING_CHANGED
+    if creates_a_file(suggestion):
+        if accept:
+            doc_id = await file_create_apply(store, suggestion)
+            await store.db(Suggestion.objects.filter(pk=suggestion.pk).update, doc_id=doc_id)
+            suggestion.doc_id = doc_id
+        return "", NOTHING_TO_UNDO if accept else NOTHING_CHANGED
     index = path_index(store)
     await index.ensure()
     entry = index.by_doc_id(suggestion.doc_id)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import re
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 from suggestions.accepted_view import AcceptedView, build_accepted_view
-from suggestions.criticmarkup import contains_delimiters, mark_id, own_changes
+from suggestions.criticmarkup import OPEN_COMMENT, contains_delimiters, mark_id, own_changes, parse
 from suggestions.diff import unified_diff
 from suggestions.errors import SuggestionError
 from suggestions.rewriting import Plan, RawEdit, apply_raw_edits, plan_comment, plan_suggestion
@@ -24,6 +25,7 @@ DELIMITER_REFUSAL = (
     "{which} contains the CriticMarkup delimiter '{delimiter}'. Write plain text: the system handles "
     "suggestion wrapping automatically."
 )
+QUOTED_COMMENT_RE = re.compile(r"\{>>.*?<<\}", re.DOTALL)
 CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
 
@@ -41,6 +43,29 @@ def refuse_delimiters(value: str, *, which: str) -> None:
     delimiter = contains_delimiters(value)
     if delimiter is not None:
         raise SuggestionError(DELIMITER_REFUSAL.format(which=which, delimiter=delimiter))
+
+
+def without_quoted_comments(raw: str, specs: Sequence[EditSpec]) -> list[EditSpec]:
+    """The specs with every ``{>>comment<<}`` that is quoted in an ``old_string`` and stands verbatim in
+    ``raw`` taken out of both strings.
+
+    Read hides comments, but an assistant that saw them elsewhere (the raw file, the Rust server's read)
+    quotes them; the comment is a person's and is never rewritten, so it is matched as if absent and stays
+    byte-identical where it is, the edit split around it. A comment quoted in ``new_string`` only, or one
+    the document does not hold, is left in and refused as a delimiter.
+    """
+    if not any(OPEN_COMMENT in spec.old_string for spec in specs):
+        return list(specs)
+    held = {raw[mark.start : mark.end] for mark in parse(raw) if mark.kind == "comment"}
+    cleaned: list[EditSpec] = []
+    for spec in specs:
+        old, new = spec.old_string, spec.new_string
+        for quoted in QUOTED_COMMENT_RE.findall(spec.old_string):
+            if quoted in held:
+                old = old.replace(quoted, "", 1)
+                new = new.replace(quoted, "", 1)
+        cleaned.append(EditSpec(old, new, spec.replace_all))
+    return cleaned
 
 
 def find_occurrences(text: str, needle: str) -> list[int]:
@@ -160,7 +185,9 @@ def plan_edit(
         if new_view_text == view.text:
             raise SuggestionError("No changes to make: the content is exactly the document's current text.")
     else:
-        new_view_text, occurrences = apply_edit_specs(view.text, specs, path=path)
+        new_view_text, occurrences = apply_edit_specs(
+            view.text, without_quoted_comments(raw, specs), path=path
+        )
     diff = unified_diff(view.text, new_view_text, path=path)
     plan = plan_suggestion(raw, new_view_text, meta=meta, uid=uid)
     reply = plan_comment(plan.raw, uid=uid, comment=comment, meta=meta) if comment else None

@@ -171,8 +171,15 @@ def pending_of_folder(*, folder_id: int, limit: int = 100) -> list[Suggestion]:
 
 
 def documents_with_pending() -> list[str]:
-    """Doc ids with pending suggestions, the one waiting longest first."""
-    rows = pending_suggestions().values("doc_id").annotate(oldest=Min("created")).order_by("oldest", "doc_id")
+    """Doc ids with pending suggestions, the one waiting longest first. A new file not yet created (a
+    pending create of HTML or JSON, no doc id) has no document to review: its change page shows it."""
+    rows = (
+        pending_suggestions()
+        .exclude(doc_id="")
+        .values("doc_id")
+        .annotate(oldest=Min("created"))
+        .order_by("oldest", "doc_id")
+    )
     return [r["doc_id"] for r in rows]
 
 

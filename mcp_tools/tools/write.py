@@ -18,6 +18,7 @@ from mcp_tools.writing import (
     require_read,
 )
 from suggestions.errors import SuggestionError
+from suggestions.filecreate import CREATABLE_EXTENSIONS, suggestion_propose_file_create
 from suggestions.filetext import suggestion_propose_file_change
 from suggestions.proposing import suggestion_propose_create, suggestion_propose_edits
 
@@ -82,6 +83,19 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
                 text += f" It supersedes {len(outcome.superseded)} earlier pending suggestion(s)."
             return text
         folder_id, relative = _new_location(ctx, kb, args.file_path)
+        if extension(relative) in CREATABLE_EXTENSIONS:
+            suggestion = await suggestion_propose_file_create(
+                store=kb.store,
+                folder_id=folder_id,
+                relative_path=relative,
+                content=args.content,
+                proposer=proposer(ctx),
+                comment=args.comment,
+            )
+            return (
+                f"Suggested creating {suggestion.path} for human review (suggestion {suggestion.uid}, "
+                "pending): the file is created when a reviewer accepts."
+            )
         suggestion = await suggestion_propose_create(
             store=kb.store,
             folder_id=folder_id,
@@ -103,14 +117,15 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
 
 
 def _new_location(ctx: ToolContext, kb: KnowledgeBase, file_path: str) -> tuple[int, str]:
-    if extension(file_path) and file_kind(file_path) != "markdown":
-        # "x.json" must not quietly become a note "x.json.md".
+    creatable = extension(file_path) in CREATABLE_EXTENSIONS
+    if extension(file_path) and file_kind(file_path) != "markdown" and not creatable:
+        # "x.png" must not quietly become a note "x.png.md".
         raise ToolError(
-            f"Error: {file_path} does not exist, and write creates only markdown notes. An existing "
-            "text file (JSON, canvas, HTML) can be rewritten: read it first."
+            f"Error: {file_path} does not exist, and write creates only markdown notes, HTML, JSON and "
+            "canvas files. An existing text file (CSV, YAML, ...) can be rewritten: read it first."
         )
     try:
-        folder_name, relative = split_user_path(with_md_suffix(file_path))
+        folder_name, relative = split_user_path(file_path if creatable else with_md_suffix(file_path))
     except InvalidPath as exc:
         raise ToolError(f"Error: invalid path {file_path!r}: {exc}") from exc
     for folder_id, name in kb.index.visible_folders(ctx.access):

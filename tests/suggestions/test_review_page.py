@@ -326,3 +326,28 @@ async def test_the_review_page_undoes_a_bulk_decision_as_a_whole(
     assert await raw_text(store, fox) == with_markup
     page = undone.content.decode()
     assert page.count('<section class="card"') == 2 and 'id="recent-decisions"' not in page
+
+
+async def test_a_pending_new_file_has_no_review_page_and_breaks_none(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    from suggestions.filecreate import suggestion_propose_file_create
+    from suggestions.proposing import Proposer
+
+    folder = await Folder.objects.aget(name="Lens")
+    created = await suggestion_propose_file_create(
+        store=store,
+        folder_id=folder.pk,
+        relative_path="/page.html",
+        content="<p>hi</p>",
+        proposer=Proposer("ai"),
+    )
+    await propose(store, fox, ("quick brown", "slow red"))
+    page = await reviewer.get(review_url(fox.doc_id))
+    assert page.status_code == 200 and 'id="next-document"' not in page.content.decode()
+    listing = await reviewer.get(CHANGELIST)
+    assert listing.status_code == 200 and "Create Lens/page.html" in listing.content.decode()
+    change = await reviewer.get(f"{CHANGELIST}{created.pk}/change/")
+    body = change.content.decode()
+    assert change.status_code == 200 and "suggestion-accept" in body and "&lt;p&gt;hi&lt;/p&gt;" in body
+    assert 'id="review-document"' not in body
