@@ -16,8 +16,10 @@ COMMENT_DESCRIPTION = (
 
 
 def proposer(ctx: ToolContext) -> Proposer:
+    """Who proposes: the suggestion's author (markup, row, presence) is whom the session acts for and its
+    client, `claude-review · Claude Code`, as its history label says."""
     return Proposer(
-        author=ctx.access.name,
+        author=ctx.access.actor.with_client(ctx.client_name).display_name,
         token_id=ctx.access.token_id,
         session_id=ctx.session_id or ctx.session_key,
         client_name=ctx.client_name,

@@ -16,13 +16,26 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 # Names come from people and clients (an MCP client names itself): one line, no commas (a version joins
-# the authors of its changes with commas), bounded.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f,]+")
+# the authors of its changes with commas), no invisible or direction-changing characters (Unicode format
+# characters: bidi overrides and isolates, zero-width joiners), bounded.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f,\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]+")
+_SPACES = re.compile(r"\s+")
 NAME_LIMIT = 80
+# A client's own name (MCP clientInfo.name) is shown after whom it acts for: shorter, and without the
+# characters that would let it pose as another actor: "·" (person · client) and the parentheses that
+# hold "(staff)", "(token #N)", "(OAuth grant #N …)" (the audit finds a token's changes by them).
+CLIENT_NAME_LIMIT = 40
+_CLIENT_UNSAFE = re.compile(r"[·()\[\]]+")
+SEPARATOR = " · "
 
 
 def clean_name(name: str) -> str:
-    return _UNSAFE.sub(" ", name).strip()[:NAME_LIMIT]
+    return _SPACES.sub(" ", _UNSAFE.sub(" ", name)).strip()[:NAME_LIMIT].strip()
+
+
+def clean_client_name(name: str) -> str:
+    """An MCP client's self-chosen name as every record shows it: one safe line of at most 40 characters."""
+    return clean_name(_CLIENT_UNSAFE.sub(" ", clean_name(name)))[:CLIENT_NAME_LIMIT].strip()
 
 
 @dataclass(frozen=True)
@@ -39,22 +52,32 @@ class Actor:
     person: str = ""
 
     @property
-    def principal(self) -> str:
-        name = clean_name(self.name) or "?"
-        if self.kind == "staff":
-            return f"{name} (staff)"
+    def what(self) -> str:
+        """What the actor is, in a label's parentheses: `staff`, `token #3`, `OAuth grant #7 for ada`."""
         if self.kind == "token":
-            return f"{name} (token #{self.token_id})"
+            return f"token #{self.token_id}"
         if self.kind == "grant":
             person = clean_name(self.person)
-            return f"{name} (OAuth grant #{self.token_id}" + (f" for {person})" if person else ")")
-        return f"{name} ({self.kind})"
+            return f"OAuth grant #{self.token_id}" + (f" for {person}" if person else "")
+        return self.kind
+
+    @property
+    def display_name(self) -> str:
+        """The name an assistant shows everywhere (suggestion author, presence, history): whom it acts for
+        and which client. A token session joins the token's name and its MCP clientInfo name
+        (`claude-review · Claude Code`); a grant is already named so (`alice · Claude`, the client the
+        person consented to); a person or command is its name."""
+        name = clean_name(self.name) or "?"
+        client = clean_client_name(self.client)
+        if self.kind == "token" and client:
+            return f"{name}{SEPARATOR}{client}"
+        return name
 
     @property
     def label(self) -> str:
-        """How history shows this actor: `claude-code via claude-review (token #3)`, `alice (staff)`."""
-        client = clean_name(self.client)
-        return f"{client} via {self.principal}" if client else self.principal
+        """How history shows this actor: its display name, then what it is: `claude-review · Claude Code
+        (token #3)`, `alice · Claude (OAuth grant #7 for alice)`, `alice (staff)`."""
+        return f"{self.display_name} ({self.what})"
 
     def with_client(self, client: str) -> Actor:
         return Actor(self.kind, self.name, self.token_id, self.user_id, client, self.person)

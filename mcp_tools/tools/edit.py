@@ -1,14 +1,16 @@
+"""The `edit` tool: one exact replacement in a document, proposed as a suggestion for review."""
+
 from __future__ import annotations
 
 from pydantic import Field
 
-from mcp_tools.filetools import file_change_reply
+from mcp_tools.edit_replies import edit_refused, edit_reply
 from mcp_tools.kb import open_kb
-from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.writing import COMMENT_DESCRIPTION, describe, proposer, require_read, writable_entry
+from mcp_tools.registry import ToolArgs, ToolContext, tool
+from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read, writable_entry
 from suggestions.errors import SuggestionError
-from suggestions.filetext import suggestion_propose_file_change
-from suggestions.proposing import EditSpec, suggestion_propose_edits
+from suggestions.filetext import FileOutcome, suggestion_propose_file_change
+from suggestions.proposing import EditSpec, Outcome, suggestion_propose_edits
 
 
 class EditArgs(ToolArgs):
@@ -39,39 +41,19 @@ async def edit(ctx: ToolContext, args: EditArgs) -> str:
     kb = await open_kb()
     entry = writable_entry(ctx, kb, args.file_path)
     await require_read(ctx, entry, args.file_path)
-    spec = EditSpec(args.old_string, args.new_string, args.replace_all)
-    if not entry.is_markdown:
-        try:
-            changed = await suggestion_propose_file_change(
-                store=kb.store,
-                entry=entry,
-                proposer=proposer(ctx),
-                tool="edit",
-                specs=[spec],
-                comment=args.comment,
-            )
-        except SuggestionError as exc:
-            raise ToolError(str(exc)) from exc
-        return file_change_reply(entry, changed)
+    specs = [EditSpec(args.old_string, args.new_string, args.replace_all)]
+    outcome: Outcome | FileOutcome
     try:
-        outcome = await suggestion_propose_edits(
+        # A text file that is not markdown: one whole-file replacement suggestion, no markup.
+        propose = suggestion_propose_edits if entry.is_markdown else suggestion_propose_file_change
+        outcome = await propose(
             store=kb.store,
             entry=entry,
             proposer=proposer(ctx),
-            specs=[spec],
+            specs=specs,
             tool="edit",
             comment=args.comment,
         )
     except SuggestionError as exc:
-        raise ToolError(str(exc)) from exc
-    assert outcome.suggestion is not None
-    count = outcome.occurrences[0]
-    text = (
-        f"Edited {entry.user_path}: replaced {len(args.old_string) * count} characters with CriticMarkup "
-        f"suggestion for human review (suggestion {outcome.suggestion.uid}, pending; {describe(outcome)})."
-    )
-    if count > 1:
-        text += f" {count} occurrences replaced."
-    if outcome.superseded:
-        text += f" It supersedes {len(outcome.superseded)} earlier pending suggestion(s) on the same text."
-    return text
+        raise edit_refused(str(exc)) from exc
+    return edit_reply(user_path=entry.user_path, specs=specs, outcome=outcome)

@@ -1,11 +1,12 @@
-from __future__ import annotations
+"""The `multi_edit` tool: several replacements in one document, atomically, as one suggestion."""
 
-import json
+from __future__ import annotations
 
 from pydantic import Field
 
+from mcp_tools.edit_replies import edit_refused, edit_reply
 from mcp_tools.kb import open_kb
-from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.registry import ToolArgs, ToolContext, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read, writable_entry
 from suggestions.errors import SuggestionError
 from suggestions.filetext import FileOutcome, suggestion_propose_file_change
@@ -28,10 +29,6 @@ class MultiEditArgs(ToolArgs):
         default=False, description="Include the document's resulting text (accepted view) in the response"
     )
     comment: str | None = Field(default=None, description=COMMENT_DESCRIPTION)
-
-
-def _short(text: str, limit: int = 50) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @tool(
@@ -65,54 +62,11 @@ async def multi_edit(ctx: ToolContext, args: MultiEditArgs) -> str:
             dry_run=args.dry_run,
         )
     except SuggestionError as exc:
-        raise ToolError(
-            json.dumps(
-                {
-                    "success": False,
-                    "file_path": entry.user_path,
-                    "error": str(exc),
-                    "edits_applied": 0,
-                    "message": "Operation failed. No changes applied - document unchanged.",
-                    "recovery_hint": _hint(str(exc)),
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
-        ) from exc
-    result: dict[str, object] = {
-        "success": True,
-        "file_path": entry.user_path,
-        "dry_run": args.dry_run,
-        "edits_applied": 0 if args.dry_run else len(specs),
-        "edits": [
-            {"old_string": _short(spec.old_string), "matched": True, "occurrences_replaced": count}
-            for spec, count in zip(specs, outcome.occurrences, strict=True)
-        ],
-    }
-    if args.dry_run:
-        result["diff"] = outcome.diff
-    else:
-        assert outcome.suggestion is not None
-        result["suggestion"] = outcome.suggestion.uid
-        result["status"] = "pending review"
-        if isinstance(outcome, FileOutcome):
-            result["kind"] = "replace file (applied when accepted; no markup in the file)"
-        else:
-            result["hunks"] = len(outcome.hunks)
-            result["characters_marked_for_deletion"] = outcome.marked_for_deletion
-            result["characters_inserted"] = outcome.inserted
-        if outcome.superseded:
-            result["superseded"] = outcome.superseded
-    if args.include_content:
-        result["final_content"] = outcome.view_after
-    return json.dumps(result, ensure_ascii=False, indent=2)
-
-
-def _hint(error: str) -> str:
-    if "not found" in error:
-        return "Read the document to see its current content, then retry with the exact old_string."
-    if "matches" in error:
-        return "Set replace_all to true for that edit, or make its old_string longer so it is unique."
-    if "delimiter" in error:
-        return "Remove CriticMarkup from old_string/new_string; the server writes the markup itself."
-    return "Check the error details and retry."
+        raise edit_refused(str(exc)) from exc
+    return edit_reply(
+        user_path=entry.user_path,
+        specs=specs,
+        outcome=outcome,
+        dry_run=args.dry_run,
+        include_content=args.include_content,
+    )

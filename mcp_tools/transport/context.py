@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lensrelay.access.auth import Access
+from lensrelay.docstore.acting import clean_client_name
 from mcp_tools.models import McpSession
 from mcp_tools.registry import ToolContext
 from mcp_tools.sessions import LOG_LEVELS, stateless_session_key
@@ -15,9 +16,6 @@ from mcp_tools.transport.jsonrpc import RequestId
 from mcp_tools.transport.outbound import ClientRequestError
 
 Era = Literal["handshake", "stateless"]
-
-
-CLIENT_NAME_LIMIT = 200
 
 
 @dataclass
@@ -43,8 +41,8 @@ class CallScope:
     @property
     def client_name(self) -> str:
         name = self.client_info.get("name", "")
-        # The client names itself: bounded to what a suggestion row keeps (PostgreSQL enforces it).
-        return name[:CLIENT_NAME_LIMIT] if isinstance(name, str) else ""
+        # The client names itself: one safe, bounded line, the same in its suggestions, presence and history.
+        return clean_client_name(name) if isinstance(name, str) else ""
 
     @property
     def session_key(self) -> str:

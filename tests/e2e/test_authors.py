@@ -30,7 +30,7 @@ pytestmark = [
 ]
 
 PASSWORD = "authors-admin-pw"
-CLIENT_NAME = "claude-code"
+CLIENT_NAME = "Claude Code"
 SETUP = """
 from django.contrib.auth.models import User
 from django.core.management import call_command
@@ -118,11 +118,15 @@ async def versions(site: Site, doc_id: str) -> list[dict[str, Any]]:
         return listed
 
 
-async def newest_version_by(site: Site, doc_id: str, author: str) -> dict[str, Any]:
-    """The newest version, once it is one whose changes are all `author`'s."""
+async def newest_version_by(
+    site: Site, doc_id: str, author: str, *, newer_than: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The newest version, once it is one whose changes are all `author`'s (and, with `newer_than`, cut
+    after that version: the same author's earlier version does not count)."""
     for _ in range(300):
         listed = await versions(site, doc_id)
-        if listed and listed[0]["author"] == author:
+        fresh = newer_than is None or (listed and listed[0]["versionId"] != newer_than["versionId"])
+        if fresh and listed and listed[0]["author"] == author:
             return listed[0]
         await asyncio.sleep(0.1)
     pytest.fail(f"no newest version by {author!r}: {[v['author'] for v in await versions(site, doc_id)]}")
@@ -149,7 +153,7 @@ async def test_every_write_path_names_its_author_in_the_log_and_in_versions(
     # A y-websocket edit: the socket's token.
     client = await yclients(site.server.doc_server_url(doc_id), doc_id, params={"token": site.token})
     await client.insert(utf16_len(await client.text()), "from the socket\n")
-    await newest_version_by(site, doc_id, site.token_label)
+    by_socket = await newest_version_by(site, doc_id, site.token_label)
     assert site.log_authors(doc_id)[-1] == site.token_label
 
     # An HTTP update (POST /d/<id>/update): the bearer token.
@@ -164,11 +168,15 @@ async def test_every_write_path_names_its_author_in_the_log_and_in_versions(
         answer = await http.post(f"/d/{doc_id}/update", content=local.get_update(before))
         assert answer.status_code == 200, answer.text
     await client.wait_text(contains="over http")
-    await newest_version_by(site, doc_id, site.token_label)
+    # The socket's version has the same author: wait for the update's own, so it is not folded into the
+    # next one.
+    await newest_version_by(site, doc_id, site.token_label, newer_than=by_socket)
     assert site.log_authors(doc_id)[-1] == site.token_label
 
-    # An MCP edit: the suggestion's markup is the assistant session's (its client name and token).
-    session_label = f"{CLIENT_NAME} via {site.token_label}"
+    # An MCP edit: the suggestion's markup is the assistant session's (its token's name and its
+    # clientInfo name), and so are its row, its presence in the live document and its history.
+    session_name = f"assistant · {CLIENT_NAME}"
+    session_label = f"{session_name} (token #{site.token_id})"
     transport = httpx2.AsyncClient(headers=headers, timeout=30)
     async with transport:
         stream = streamable_http_client(f"{base}/mcp", http_client=transport)
@@ -179,7 +187,17 @@ async def test_every_write_path_names_its_author_in_the_log_and_in_versions(
                 "edit", {"file_path": "Team/Note.md", "old_string": "beta", "new_string": "BETA"}
             )
             assert not edited.is_error, edited.content
+            # The Node y-websocket client sees the assistant at work under the same name.
+            states = await client.wait_awareness(2)
+            shown = [state for state in states.values() if state.get("assistant")]
+            assert [state["user"]["name"] for state in shown] == [session_name], states
     await client.wait_text(contains="BETA++}")
+    assert f'"author":"{session_name}"' in await client.text()
+    row = site.query_one(
+        "SELECT author, client_name FROM suggestions_suggestion WHERE doc_id = ? AND status = 'pending'",
+        doc_id,
+    )
+    assert row == (session_name, CLIENT_NAME)
     await newest_version_by(site, doc_id, session_label)
     assert site.log_authors(doc_id)[-1] == session_label
 
@@ -230,8 +248,12 @@ async def test_a_client_name_cannot_forge_another_author(site: Site) -> None:
             assert not edited.is_error, edited.content
     for _ in range(100):
         last = site.log_authors(doc_id)[-1]
-        if last.endswith(f"via {site.token_label}"):
+        if last.startswith("assistant · x"):
             break
         await asyncio.sleep(0.1)
-    assert last.startswith("x  ada (staff) evil") and last.endswith(f" via {site.token_label}")
-    assert "," not in last and "\n" not in last and len(last) < 200
+    # Commas, the newline and the fake "(staff)" are gone; the client's part is 40 characters at most.
+    assert last == "assistant · x ada staff evil" + "z" * 24 + f" (token #{site.token_id})"
+    (author,) = site.query_one(
+        "SELECT author FROM suggestions_suggestion WHERE doc_id = ? ORDER BY id DESC LIMIT 1", doc_id
+    )
+    assert author == "assistant · x ada staff evil" + "z" * 24

@@ -44,6 +44,8 @@ DOCUMENTS = (
 BASE = "# {title}\n\nThe quick brown fox jumps over the lazy dog.\nAnother line here.\nA third line.\n"
 ANN, BOB, VIC = "ann", "bob", "vic"
 ASSISTANT = "claude"
+# A token session's suggestions are authored as the token and the client (the SDK calls itself "mcp").
+AUTHOR = f"{ASSISTANT} · mcp"
 _MARKER = "E2E-EDITOR "
 
 _SETUP_SCRIPT = """
@@ -229,7 +231,7 @@ async def test_an_assistants_edit_shows_as_a_tracked_change_and_an_inline_accept
         uid = await suggest(client, "Together", "quick brown", "slow red")
         for page in (ann, bob):
             seen = await page.do(tracked)
-            assert seen == {"ins": ["slow red"], "del": ["quick brown"], "author": [ASSISTANT]}, seen
+            assert seen == {"ins": ["slow red"], "del": ["quick brown"], "author": [AUTHOR]}, seen
             # the metadata is hidden, the raw text is there
             assert f'"id":"{uid}"' in await page.shown()
             visible = await page.do(lambda p: p.inner_text("#lr-editor .cm-content"))

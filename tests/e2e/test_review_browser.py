@@ -39,6 +39,8 @@ PANGRAM = "# {title}\n\nThe quick brown fox jumps over the lazy dog.\nAnother li
 DOCUMENTS = ("Accept", "Reject", "Bulk-one", "Bulk-two", "Partly", "Wholly", "Viewer")
 EDITOR, INTERN = "editor", "intern"
 ASSISTANT = "claude"
+# A token session's suggestions are authored as the token and the client (the SDK calls itself "mcp").
+AUTHOR = f"{ASSISTANT} · mcp"
 _MARKER = "E2E-REVIEW "
 
 _SETUP_SCRIPT = """
@@ -168,7 +170,7 @@ async def test_accept_in_the_browser_settles_the_document_for_a_connected_client
     async with assistant(review) as client:
         uid = await suggest(client, "Accept", "quick brown", "slow red")
         seen = await markup_seen(person, "{--", "quick brown--}", "slow red++}")
-        assert f'"id":"{uid}"' in seen and f'"author":"{ASSISTANT}"' in seen
+        assert f'"id":"{uid}"' in seen and f'"author":"{AUTHOR}"' in seen
 
         await editor.open_suggestion(uid)
         assert await editor.field("status") == "Pending"

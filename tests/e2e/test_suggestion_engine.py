@@ -291,7 +291,7 @@ async def test_a_touching_neighbour_keeps_its_author_and_is_decided_alone(
     marks = parse(await client.text())
     deletion = next(m for m in marks if mark_id(m) == theirs)
     assert deletion.kind == "deletion" and deletion.content == "beautiful "
-    assert deletion.metadata is not None and deletion.metadata["author"] == "gpt"
+    assert deletion.metadata is not None and deletion.metadata["author"] == "gpt · mcp"
     assert {m.content for m in marks if mark_id(m) == ours} == {"world today", "earth now"}
     async with Reviewer(engine.relay.http_url) as reviewer:
         assert "Accepted" in await reviewer.decide(theirs, "accept")
@@ -377,7 +377,7 @@ async def test_broken_markup_is_stale_at_once_hidden_from_read_and_cleaned_up(
         person = await watcher(engine, yclients, "Broken.md")
         stored = await person.text()
         [addition] = [m for m in parse(stored) if m.kind == "addition"]
-        assert '"author":"claude-review"' in stored  # metadata escapes only what JSON needs
+        assert '"author":"claude-review · mcp"' in stored  # metadata escapes only what JSON needs
         await person.delete(utf16_index(stored, addition.start), 3)  # the "{++" a person deleted
         await poll(lambda: status_of(claude, uid), lambda s: s == "STALE", timeout=5, what="stale")
         shown = await claude.ok("read", {"file_path": path})

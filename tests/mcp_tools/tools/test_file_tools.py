@@ -146,7 +146,7 @@ async def test_edit_of_json_is_a_suggestion_applied_only_on_accept(store: Any, v
     assert not error, text
     row = await only_row()
     assert text.startswith(
-        f"Suggested a new version of {path} for human review (suggestion {row.uid}, pending;"
+        f"Edited {path}: replaced 12 characters as a suggested new version for human review (no CriticMarkup"
     )
     assert (row.kind, row.status, row.old_text, row.base_hash) == (
         "replace",
@@ -264,7 +264,7 @@ async def test_a_file_changed_after_the_suggestion_makes_it_stale(store: Any, va
         (
             "edit",
             {"file_path": "Lens/Data/config.json", "old_string": "nothing like this", "new_string": "x"},
-            "String to replace not found in Lens/Data/config.json.",
+            "Error: String to replace not found in Lens/Data/config.json.",
         ),
         (
             "write",
@@ -313,16 +313,17 @@ async def test_multi_edit_of_a_json_file_dry_run_and_for_real(vault: Any, call: 
         {"old_string": '"version": 1', "new_string": '"version": 4'},
     ]
     text, error = await call("multi_edit", {"file_path": path, "edits": edits, "dry_run": True})
-    result = json.loads(text)
-    assert (
-        not error
-        and result["dry_run"]
-        and '-  "version": 1\n+  "name": "Lens",\n+  "version": 4' in result["diff"]
-    )
+    assert not error and text.startswith(f"Dry run of {path}: 2 edit(s) would replace")
+    assert '-  "version": 1\n+  "name": "Lens",\n+  "version": 4' in text.split("\nDiff:\n")[1]
     assert await sync_to_async(Suggestion.objects.count)() == 0
     text, error = await call("multi_edit", {"file_path": path, "edits": edits, "include_content": True})
-    result = json.loads(text)
     row = await only_row()
-    assert (result["suggestion"], result["edits_applied"], row.kind) == (row.uid, 2, "replace")
-    assert json.loads(result["final_content"]) == {"name": "Lens", "version": 4} == json.loads(row.new_text)
+    assert (
+        not error
+        and text.startswith(f"Edited {path}: replaced")
+        and f"(suggestion {row.uid}, pending)" in text
+    )
+    assert row.kind == "replace" and "- 2 of 2: '\"version\": 1' matched, 1 occurrence replaced" in text
+    final = text.split("Resulting content (as if accepted):\n")[1]
+    assert json.loads(final) == {"name": "Lens", "version": 4} == json.loads(row.new_text)
     assert await content_of(vault["json"].doc_id) == CONFIG.encode()

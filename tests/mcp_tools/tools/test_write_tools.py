@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
@@ -152,23 +151,24 @@ async def test_multi_edit_is_atomic_and_dry_run_changes_nothing(store: Any, note
     ]
     text, error = await call("multi_edit", {"file_path": "Lens/Notes/Fox.md", "edits": edits})
     assert error
-    report = json.loads(text)
-    assert report["success"] is False and report["edits_applied"] == 0
-    assert report["error"].startswith("Edit 3 of 3 failed: String to replace not found")
-    assert "document unchanged" in report["message"]
+    assert text.startswith("Error: Edit 3 of 3 failed: String to replace not found in Lens/Notes/Fox.md.")
+    assert "\nNo edit was applied; the document is unchanged.\nRecovery: Read the document" in text
     assert await raw(store, note.doc_id) == ORIGINAL
     text, error = await call(
         "multi_edit",
         {"file_path": "Lens/Notes/Fox.md", "edits": edits[:2], "dry_run": True, "include_content": True},
     )
     assert not error
-    report = json.loads(text)
-    assert report["dry_run"] is True and "-The quick brown fox" in report["diff"]
-    assert "slow brown fox" in report["final_content"]
+    assert text.startswith("Dry run of Lens/Notes/Fox.md: 2 edit(s) would replace 9 characters. Nothing")
+    assert "- 1 of 2: 'quick' matched, 1 occurrence replaced" in text
+    diff = text.split("\nDiff:\n")[1].split("\n\nResulting content (as if accepted):\n")[0]
+    assert "-The quick brown fox" in diff
+    assert "slow brown fox" in text.split("Resulting content (as if accepted):\n")[1]
     assert await raw(store, note.doc_id) == ORIGINAL
     assert await rows() == []
     text, error = await call("multi_edit", {"file_path": "Lens/Notes/Fox.md", "edits": edits[:2]})
     assert not error
+    assert text.startswith("Edited Lens/Notes/Fox.md: replaced 9 characters with CriticMarkup suggestion")
     assert accept_all(await raw(store, note.doc_id)) == ORIGINAL.replace("quick", "slow").replace(
         "lazy", "sleepy"
     )
