@@ -268,8 +268,8 @@ async def test_a_file_changed_after_the_suggestion_makes_it_stale(store: Any, va
         ),
         (
             "write",
-            {"file_path": "Lens/Data/new.json", "content": "{}"},
-            "Error: Lens/Data/new.json does not exist, and write creates only markdown notes.",
+            {"file_path": "Lens/Data/new.png", "content": "{}"},
+            "Error: Lens/Data/new.png does not exist, and write creates only markdown notes, HTML, JSON and",
         ),
     ],
 )
@@ -283,7 +283,7 @@ async def test_refused_changes_record_nothing(
     assert await sync_to_async(Suggestion.objects.count)() == 0
     assert await content_of(vault["json"].doc_id) == CONFIG.encode()
     assert await content_of(vault["canvas"].doc_id) == CANVAS.encode()
-    assert not await Document.objects.filter(path__in=["/Data/new.json", "/Data/new.json.md"]).aexists()
+    assert not await Document.objects.filter(path__in=["/Data/new.png", "/Data/new.png.md"]).aexists()
 
 
 async def test_a_folder_scoped_token_sees_no_other_folders_files(vault: Any, call: Any) -> None:
