@@ -183,7 +183,9 @@ async def wait_for(probe: object, *, timeout: float = 10.0, what: str = "conditi
 
 async def assistant_presence(person: YClient) -> dict[str, object] | None:
     for state in (await person.awareness_states()).values():
-        if isinstance(state, dict) and (state.get("user") or {}).get("name") == ASSISTANT:
+        # An API-token session is shown as "token · client" (the client's name from initialize).
+        name = str((state.get("user") or {}).get("name", "")) if isinstance(state, dict) else ""
+        if isinstance(state, dict) and name.startswith(f"{ASSISTANT} · "):
             return state
     return None
 

@@ -17,6 +17,7 @@ from pycrdt import Text
 from lensrelay.docstore import folderdoc
 from lensrelay.docstore.derived import DeriveFollower, cursor_load, derive_pending, follower_for
 from lensrelay.docstore.offsets import text_replace
+from lensrelay.docstore.room import MODIFIED_RESOLUTION_SECONDS
 from lensrelay.docstore.store import DocStore
 from lensrelay.models import Document
 from lensrelay.search.index import search_query, search_stale
@@ -115,6 +116,9 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
             room = store.rooms[note.doc_id]
             await room.flushed()
 
+        # The last change of a burst gets its modified time a moment later (room.MODIFIED_RESOLUTION_SECONDS);
+        # the from-scratch comparison below reads that time, so let it land before deriving.
+        await asyncio.sleep(MODIFIED_RESOLUTION_SECONDS + 0.2)
         # A follower that starts now (a restarted derive process) resumes from the saved cursor.
         fresh = DeriveFollower(store)
         handled = set()
