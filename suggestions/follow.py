@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -32,6 +31,7 @@ from pycrdt import StickyIndex, Text
 from lensrelay.docstore.later import Later
 from lensrelay.docstore.offsets import char_index
 from lensrelay.docstore.panics import is_panic
+from lensrelay.docstore.remembered import RememberedDocIds
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.docstore.texts import CONTENTS
@@ -65,47 +65,29 @@ def pending_doc_ids() -> frozenset[str]:
     return frozenset(rows.values_list("doc_id", flat=True).distinct())
 
 
-class PendingDocs:
+class PendingDocs(RememberedDocIds):
     """Per store: the documents with pending suggestions, from memory."""
 
-    def __init__(self, store: DocStore) -> None:
-        self.store = store
-        self.doc_ids: frozenset[str] = frozenset()
-        self._read_at = float("-inf")
-        self._generation = -1
-        self._refreshing: asyncio.Task[None] | None = None
-        self._recheck: asyncio.TimerHandle | None = None
+    def refresh_seconds(self) -> float:
+        return PENDING_REFRESH_SECONDS
+
+    def generation(self) -> int:
+        return _generation
+
+    def read(self) -> frozenset[str]:
+        return pending_doc_ids()
 
     def skipped(self) -> None:
         """A changed document was passed over as having no pending rows: read again once this memory is
         due, so a row another process wrote meanwhile is still followed without a further edit."""
-        if self._recheck is None:
-            due = max(0.0, self._read_at + PENDING_REFRESH_SECONDS - time.monotonic())
-            self._recheck = self.store.loop.call_later(due, self._refresh_now)
-
-    def _refresh_now(self) -> None:
-        self._recheck = None
-        if self._refreshing is None or self._refreshing.done():
-            self._refreshing = self.store.spawn(self._refresh())
-
-    def stale(self) -> bool:
-        return self._generation != _generation or time.monotonic() - self._read_at >= PENDING_REFRESH_SECONDS
-
-    async def current(self) -> frozenset[str]:
-        if self.stale():
-            if self._refreshing is None or self._refreshing.done():
-                self._refreshing = self.store.spawn(self._refresh())
-            await asyncio.shield(self._refreshing)
-        return self.doc_ids
+        self.recheck_when_due()
 
     async def _refresh(self) -> None:
-        generation, read_at = _generation, time.monotonic()
-        found = await self.store.db(pending_doc_ids)
-        gained = found - self.doc_ids
-        self.doc_ids, self._read_at, self._generation = found, read_at, generation
+        previous = self.doc_ids
+        await super()._refresh()
         # Rows another process wrote since the last read: their markup may already be gone here.
         follower = follower_for(self.store)
-        for doc_id in gained:
+        for doc_id in self.doc_ids - previous:
             room = self.store.rooms.get(doc_id)
             if room is not None and room.kind == "content":
                 follower.add(doc_id)

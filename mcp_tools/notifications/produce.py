@@ -24,7 +24,6 @@ and the streams of this process are woken at once; other workers' streams find t
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import defaultdict
@@ -34,6 +33,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models.signals import pre_delete
 
+from lensrelay.docstore.remembered import RememberedDocIds
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.models import Folder
@@ -85,49 +85,31 @@ def document_changed_events(*, doc_id: str) -> int:
 SUBSCRIBED_REFRESH_SECONDS = 1.0
 
 
-class SubscribedDocs:
+class SubscribedDocs(RememberedDocIds):
     """Per store: the documents anyone subscribed to, from memory."""
 
     def __init__(self, store: DocStore) -> None:
-        self.store = store
-        self.doc_ids: frozenset[str] = frozenset()
-        self._read_at = float("-inf")
-        self._generation = -1
-        self._refreshing: asyncio.Task[None] | None = None
+        super().__init__(store)
         # Documents changed while this memory said nobody subscribed: told after all should the next read
         # find a subscription another worker made meanwhile.
         self._passed: set[str] = set()
-        self._recheck: asyncio.TimerHandle | None = None
+
+    def refresh_seconds(self) -> float:
+        return SUBSCRIBED_REFRESH_SECONDS
+
+    def generation(self) -> int:
+        return subscriptions_generation()
+
+    def read(self) -> frozenset[str]:
+        return subscribed_doc_ids()
 
     def passed_over(self, doc_id: str) -> None:
         self._passed.add(doc_id)
-        if self._recheck is None:
-            due = max(0.0, self._read_at + SUBSCRIBED_REFRESH_SECONDS - time.monotonic())
-            self._recheck = self.store.loop.call_later(due, self._refresh_now)
-
-    def _refresh_now(self) -> None:
-        self._recheck = None
-        if self._refreshing is None or self._refreshing.done():
-            self._refreshing = self.store.spawn(self._refresh())
-
-    def stale(self) -> bool:
-        return (
-            self._generation != subscriptions_generation()
-            or time.monotonic() - self._read_at >= SUBSCRIBED_REFRESH_SECONDS
-        )
-
-    async def current(self) -> frozenset[str]:
-        if self.stale():
-            if self._refreshing is None or self._refreshing.done():
-                self._refreshing = self.store.spawn(self._refresh())
-            await asyncio.shield(self._refreshing)
-        return self.doc_ids
+        self.recheck_when_due()
 
     async def _refresh(self) -> None:
-        generation, read_at = subscriptions_generation(), time.monotonic()
         passed, self._passed = self._passed, set()
-        self.doc_ids = await self.store.db(subscribed_doc_ids)
-        self._read_at, self._generation = read_at, generation
+        await super()._refresh()
         for doc_id in passed & self.doc_ids:
             content_notifier(self.store).changed(doc_id)
 
