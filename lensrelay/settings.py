@@ -172,6 +172,13 @@ LENSRELAY_DERIVE_BESIDE = _env_bool("LENSRELAY_DERIVE_BESIDE", True)
 LENSRELAY_DERIVE_POLL_SECONDS = _env_float("LENSRELAY_DERIVE_POLL_SECONDS", 0.5)
 # The launcher starts a derive process that ended again after this many seconds.
 LENSRELAY_DERIVE_RESTART_SECONDS = _env_float("LENSRELAY_DERIVE_RESTART_SECONDS", 1.0)
+# The derive process lowers its scheduling priority by this nice increment (0 leaves it as is): where it
+# shares cores with a server, deliveries go first and derived views wait for spare time.
+LENSRELAY_DERIVE_NICE = int(os.environ.get("LENSRELAY_DERIVE_NICE", "10"))
+# The launcher's cyclic garbage collector: Python's thresholds "700,10,10" make a full collection every few
+# seconds under a team's load, and with a thousand clients' objects it stops the loop 100-200 ms. Set
+# "700,10,10" to get Python's behaviour back (lensrelay/server/collector.py).
+LENSRELAY_GC_THRESHOLDS = os.environ.get("LENSRELAY_GC_THRESHOLDS", "10000,50,50")
 # Days a deleted entry stays in its folder's /_trash/ before `manage.py purge_trash` may remove it for good.
 LENSRELAY_TRASH_RETENTION_DAYS = _env_float("LENSRELAY_TRASH_RETENTION_DAYS", 30.0)
 # Seconds during which a reviewer's decision on a suggestion can be undone (suggestions/undoing.py).

@@ -86,16 +86,22 @@ class AccessWatch:
         self.store = store
         self.sockets: set[WatchedSocket] = set()
         self._task: asyncio.Task[None] | None = None
+        # What the last check read, and the sockets added since: while the credentials and folders read
+        # the same, only those need a look (a thousand sockets walked twice a second stall the loop).
+        self._last_read: tuple[dict[Credential, Access | None], dict[str, int]] | None = None
+        self._added: set[WatchedSocket] = set()
 
     def add(self, socket: WatchedSocket) -> None:
         if credential_of(socket.access) is None:
             return  # the test configuration's anonymous caller has nothing to revoke
         self.sockets.add(socket)
+        self._added.add(socket)
         if self._task is None or self._task.done():
             self._task = self.store.spawn(self._watch())
 
     def discard(self, socket: WatchedSocket) -> None:
         self.sockets.discard(socket)
+        self._added.discard(socket)
 
     async def _watch(self) -> None:
         while self.sockets:
@@ -107,21 +113,28 @@ class AccessWatch:
 
     async def check(self) -> None:
         """Re-read every open socket's credentials and cut off or adjust the ones that changed."""
-        sockets = list(self.sockets)
-        if not sockets:
+        if not self.sockets:
             return
-        credentials = {c for s in sockets if (c := credential_of(s.access)) is not None}
-        doc_ids = {s.doc_id for s in sockets if s.doc_id is not None}
-        now, folders = await self.store.db(_current, credentials, doc_ids)
-        for socket in sockets:
+        credentials = {c for s in self.sockets if (c := credential_of(s.access)) is not None}
+        doc_ids = {s.doc_id for s in self.sockets if s.doc_id is not None}
+        added, self._added = self._added, set()
+        read = await self.store.db(_current, credentials, doc_ids)
+        unchanged, self._last_read = read == self._last_read, read
+        now, folders = read
+        # Sockets sharing a credential and caps (a team on one token) get one answer, computed once.
+        decided: dict[tuple[Credential, Access], Access | None] = {}
+        for socket in list(added if unchanged else self.sockets):
             credential = credential_of(socket.access)
-            if socket not in self.sockets or credential is None:
+            if socket not in self.sockets or credential is None or socket.access is None:
                 continue
             # A document moved to another folder takes its sockets along: the token must see that one.
             socket.folder_id = folders.get(socket.doc_id or "", socket.folder_id)
-            access = now.get(credential)
-            if access is not None and socket.access is not None:
-                access = access.capped_like(socket.access)  # a client token keeps its caps
+            key = (credential, socket.access)
+            if key not in decided:
+                access = now.get(credential)
+                # A client token keeps its caps.
+                decided[key] = None if access is None else access.capped_like(socket.access)
+            access = decided[key]
             if access is None:
                 self.discard(socket)
                 await socket.access_lost(

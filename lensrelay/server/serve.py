@@ -12,6 +12,7 @@ sends the code alone), so a client can say why: "document purged", "unknown docu
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import sys
 import time
@@ -51,9 +52,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             " set that instead."
         )
     from lensrelay.server.beside import start_derive_beside
+    from lensrelay.server.collector import collector_tune
 
     cli = CommandLineInterface()
     cli.server_class = _limited_server_class()
+    importlib.import_module(APPLICATION.split(":")[0])
+    collector_tune()
     # Backlinks, search rows and vectors are made there, off this process's live path.
     beside = start_derive_beside()
     try:

@@ -42,8 +42,7 @@ async def reindex(store: DocStore, doc_id: str) -> None:
         return
     members = index.folder_entries(source.folder_id)
     # Embeds link notes to images, PDFs and canvases too: every file of the folder is a target.
-    targets = frozenset(e.link_target for e in members if e.type != "folder")
-    graph = link_graph(store, targets, scope=("folder", source.folder_id))
+    graph = link_graph(store, index.folder_link_targets(source.folder_id), scope=("folder", source.folder_id))
     text = view_of(await text_cache(store).get(doc_id))
     linked: set[str] = set()
     for resolved in graph.links(source.link_target, text):

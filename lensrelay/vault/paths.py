@@ -129,6 +129,8 @@ class PathIndex:
         self._seen_states: dict[int, bytes] = {}
         # Bumped on every change, so what is derived from the entries can be kept until it moves.
         self.generation = 0
+        # Per folder, its entries and link targets, as of `generation` (backlinks ask once per edit).
+        self._folder_views: dict[int, tuple[int, list[DocEntry], frozenset[LinkTarget]]] = {}
 
     async def ensure(self) -> None:
         if self.loaded:
@@ -285,7 +287,21 @@ class PathIndex:
         )
 
     def folder_entries(self, folder_id: int) -> list[DocEntry]:
-        return [e for e in self._by_doc_id.values() if e.folder_id == folder_id]
+        return self._folder_view(folder_id)[1]
+
+    def folder_link_targets(self, folder_id: int) -> frozenset[LinkTarget]:
+        """What links inside the folder can reach: every entry but sub-folders (embeds reach files)."""
+        return self._folder_view(folder_id)[2]
+
+    def _folder_view(self, folder_id: int) -> tuple[int, list[DocEntry], frozenset[LinkTarget]]:
+        view = self._folder_views.get(folder_id)
+        if view is None or view[0] != self.generation:
+            members = [e for e in self._by_doc_id.values() if e.folder_id == folder_id]
+            targets = frozenset(e.link_target for e in members if e.type != "folder")
+            if len(self._folder_views) > 1024:
+                self._folder_views.clear()
+            view = self._folder_views[folder_id] = (self.generation, members, targets)
+        return view
 
 
 def path_index(store: DocStore) -> PathIndex:

@@ -114,6 +114,8 @@ async def test_killing_the_derive_process_loses_nothing_and_the_live_path_keeps_
     (old,) = await poll(
         lambda: asyncio.to_thread(derive_children, server_pid), lambda pids: len(pids) == 1, what="derive"
     )
+    # It yields the cores to the server (LENSRELAY_DERIVE_NICE, 10 by default).
+    assert os.getpriority(os.PRIO_PROCESS, old) - os.getpriority(os.PRIO_PROCESS, server_pid) == 10
     folder_doc, target, notes = await ids(relay)
     params = {"token": relay.tokens["edit"]}
     folder = await yclients(relay.doc_url(folder_doc), folder_doc, params=params, label="folder")

@@ -17,6 +17,7 @@ import signal
 import sys
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from lensrelay.docstore.derived import CURSOR_NAME, cursor_save, derive_pending, derived_views, follower_for
@@ -53,6 +54,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["parent_pid"] is not None:
             _end_with_parent(options["parent_pid"])
+        # Deliveries go first where this process shares cores with a server (LENSRELAY_DERIVE_NICE).
+        if int(settings.LENSRELAY_DERIVE_NICE):
+            os.nice(int(settings.LENSRELAY_DERIVE_NICE))
         if options["rebuild"]:
             cursor_save(last_update_id=0, name=CURSOR_NAME)
         asyncio.run(self._run(once=options["once"], parent_pid=options["parent_pid"]))

@@ -19,7 +19,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Permission, User
 from django.utils import timezone
 
-from lensrelay.access.liveaccess import access_watch
+from lensrelay.access.liveaccess import AccessWatch, access_watch, current_access
 from lensrelay.access.tokens import (
     token_create,
     token_revoke,
@@ -184,3 +184,48 @@ async def test_a_document_moved_to_a_folder_the_token_does_not_see_closes_its_so
     await Document.objects.filter(doc_id=docs["public"].doc_id).aupdate(folder=secret)
     code, after = await closed_within(comm, CUT_OFF_SECONDS)
     assert code == 4403 and after <= CUT_OFF_SECONDS
+
+
+class FakeSocket:
+    """A watched socket that records what the watch did to it."""
+
+    def __init__(self, access: Any, doc_id: str) -> None:
+        self.access = access
+        self.doc_id: str | None = doc_id
+        self.folder_id: int | None = None
+        self.lost: list[int] = []
+
+    async def access_lost(self, *, code: int, reason: str) -> None:
+        self.lost.append(code)
+
+    def access_changed(self, access: Any) -> None:
+        self.access = access
+
+
+async def test_a_check_that_reads_nothing_new_looks_only_at_sockets_added_since(
+    store: Any, docs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store, "poll_seconds", 3600.0)  # the test runs every check itself
+    token, _ = await sync_to_async(new_token)("edit")
+    access = (await sync_to_async(current_access)([("token", token.pk)]))[("token", token.pk)]
+    watch = AccessWatch(store)
+    doc_id, folder_id = docs["public"].doc_id, docs["folders"]["Public"].pk
+    first = [FakeSocket(access, doc_id) for _ in range(2)]
+    for socket in first:
+        watch.add(socket)
+    await watch.check()
+    assert [s.folder_id for s in first] == [folder_id, folder_id]
+
+    # The check sets each socket's folder it looks at: a stale mark shows which ones it skipped.
+    for socket in first:
+        socket.folder_id = -1
+    late = FakeSocket(access, doc_id)
+    late.folder_id = -1
+    watch.add(late)
+    await watch.check()
+    assert [s.folder_id for s in first] == [-1, -1] and late.folder_id == folder_id
+
+    # A change read from the database walks every socket again.
+    await sync_to_async(token_revoke)(token=token)
+    await watch.check()
+    assert [s.lost for s in [*first, late]] == [[4401]] * 3 and not watch.sockets

@@ -101,3 +101,20 @@ async def test_on_sqlite_a_locked_database_sends_the_append_to_the_thread() -> N
         locker.close()
         await asyncio.get_running_loop().run_in_executor(None, writer.close)
     assert await sync_to_async(_rows)("doc-e") == [(row_id, b"later", "w5")]
+
+
+async def test_the_loops_own_appends_never_checkpoint_the_log() -> None:
+    """A checkpoint copies the write-ahead log into the database and syncs it: 100 ms and more that no
+    delivery may wait for. The loop's connection leaves it to the connections that commit from threads."""
+    on_loop = _on_loop()
+    try:
+        for _ in range(800):  # 3.2 MB: past the 1,000 pages at which a connection checkpoints by default
+            assert on_loop.append("doc-f", bytes(4096), "w6") is not None
+        checker = sqlite3.connect(on_loop.path, isolation_level=None)
+        try:
+            busy, frames, copied = checker.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        finally:
+            checker.close()
+    finally:
+        on_loop.close()
+    assert frames > 1000 and copied == frames and busy == 0
