@@ -176,7 +176,7 @@ def _confirmed(model_admin: ModelAdmin[Suggestion], request: HttpRequest) -> Htt
     """Act on the plan computed again from the assistant and the window alone."""
     form = RollbackForm(request.POST)
     if not form.is_valid():
-        errors = "; ".join(f"{name}: {' '.join(e)}" for name, e in form.errors.items())
+        errors = "; ".join(f"{name}: {' '.join(str(m) for m in e)}" for name, e in form.errors.items())
         model_admin.message_user(request, f"Nothing was rolled back: {errors}", messages.ERROR)
         return redirect(reverse("admin:suggestions_suggestion_rollback"))
     since, until = form.cleaned_data.get("since"), form.cleaned_data.get("until")
