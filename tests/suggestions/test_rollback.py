@@ -456,3 +456,42 @@ def test_the_command_prints_the_plan_and_rolls_back_only_with_yes_as_a_reviewer(
     assert "1 pending suggestion(s) rejected, 0 accepted change(s) reverted" in out.getvalue()
     row.refresh_from_db()
     assert row.status == "rejected" and row.decided_by == rita
+
+
+# -- neighbours ---------------------------------------------------------------------------------------------
+
+
+async def test_accepted_changes_side_by_side_and_a_pending_one_beside_them_all_come_back(
+    store: Any, note: Any, claude: ApiToken, reviewer: AsyncClient
+) -> None:
+    """Each acceptance recorded the text around it as it was then: reverting latest first (after the
+    pending ones are rejected) meets every one's surroundings as they were recorded."""
+    first = await propose(store, note, claude, "quick brown", "slow grey")
+    await reviewer.post(decide_url(first), {"decision": "accept"})
+    second = await propose(store, note, claude, "fox.", "cat.")
+    await reviewer.post(decide_url(second), {"decision": "accept"})
+    third = await propose(store, note, claude, "Line one has", "Line one had")  # pending, right beside
+    assert "slow grey" in await raw_text(store, note) and "cat." in await raw_text(store, note)
+
+    plan = await assistant_rollback_plan_in_store(store=store, token=claude, since=None)
+    assert [r.uid for r in plan.revertible] == [first.uid, second.uid] and plan.not_revertible == []
+    assert [r.uid for r in plan.pending] == [third.uid]
+    await reviewer.post(ROLLBACK, await confirm_data(reviewer, f"token:{claude.pk}"))
+    assert await raw_text(store, note) == NOTE
+    assert await statuses(first, second, third) == ["reverted", "reverted", "rejected"]
+
+
+async def test_an_oauth_grant_is_offered_and_named_for_its_person(
+    store: Any, note: Any, reviewer: AsyncClient
+) -> None:
+    ada = await sync_to_async(User.objects.create_user)("ada", password="pw")
+    grant = await ApiToken.objects.acreate(
+        name="ada · Claude", role="suggest", token_hash="x" * 64, prefix="lr_x", user=ada
+    )
+    row = await propose(store, note, grant, "red hen", "brown hen", client="Claude")
+    chooser = (await reviewer.get(ROLLBACK)).content.decode()
+    option = f'<option value="token:{grant.pk}">ada · Claude (OAuth grant #{grant.pk} for ada)</option>'
+    assert option in chooser
+    plan = (await reviewer.get(page_url(f"token:{grant.pk}"))).context["plan"]
+    assert plan.assistant.label == f"ada · Claude (OAuth grant #{grant.pk} for ada)"
+    assert [r.uid for r in plan.pending] == [row.uid]
