@@ -19,7 +19,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.docstore.store import run_on_store
-from suggestions import admin_views, editor_page, editor_tree, review_page
+from suggestions import admin_views, editor_page, editor_tree, review_page, rollback_page
 from suggestions.filetext import changed_lines
 from suggestions.models import Suggestion
 from suggestions.moving import delete_linking_paths
@@ -119,7 +119,7 @@ class SuggestionAdmin(admin.ModelAdmin):
         "export_json",
     )
     # A reader's page: what, by whom, what became of it; the ids, session and positions stay folded away.
-    readonly_fields = ("what", "proposed")
+    readonly_fields = ("what", "proposed", "rolled_back")
     fieldsets = (
         (None, {"fields": ("what", "proposed", "comment", "status", "decided_by", "decided_at", "note")}),
         (
@@ -157,6 +157,22 @@ class SuggestionAdmin(admin.ModelAdmin):
             return f"Replace the content of {obj.path}"
         parts = len(obj.hunks or [])
         return f"Edit of {obj.path}" + (f" in {parts} places" if parts > 1 else "")
+
+    @admin.display(description="Rolled back")
+    def rolled_back(self, obj: Suggestion) -> str:
+        """Who rolled the accepted text back, and when (suggestions/rollback.py)."""
+        if obj.rolled_back_at is None:
+            return "-"
+        by = obj.rolled_back_by.get_username() if obj.rolled_back_by is not None else "someone"
+        doing = "is rolling it back" if obj.status == Suggestion.Status.REVERTING else "rolled it back"
+        return f"{by} {doing} ({obj.rolled_back_at:%Y-%m-%d %H:%M:%S} UTC)"
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is None or obj.rolled_back_at is None:
+            return fieldsets
+        (name, options), *rest = fieldsets
+        return [(name, {**options, "fields": (*options["fields"], "rolled_back")}), *rest]
 
     @admin.display(description="Proposed")
     def proposed(self, obj: Suggestion) -> str:
@@ -241,6 +257,11 @@ class SuggestionAdmin(admin.ModelAdmin):
                 name="suggestions_suggestion_decide_all",
             ),
         ]
+        rollback = path(
+            "rollback/",
+            self.admin_site.admin_view(lambda r: rollback_page.rollback_view(self, r)),
+            name="suggestions_suggestion_rollback",
+        )
         undo = path(
             "<str:uid>/undo/", self.admin_site.admin_view(self.undo_view), name="suggestions_suggestion_undo"
         )
@@ -283,7 +304,7 @@ class SuggestionAdmin(admin.ModelAdmin):
                 name="suggestions_suggestion_editor_tree_action",
             ),
         ]
-        return [*editor, decide, undo, *review, *super().get_urls()]
+        return [*editor, rollback, decide, undo, *review, *super().get_urls()]
 
     def undo_view(self, request: HttpRequest, uid: str) -> HttpResponse:
         return admin_views.undo_view(self, request, uid)

@@ -182,3 +182,60 @@ def settle_undo(*, claim: UndoClaim, user: Any, hunks: list[dict[str, Any]]) -> 
                 single_object=True,
             )
     return True
+
+
+# -- rolling an accepted change back: the same one-winner rule ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class RevertClaim:
+    """A won claim on rolling back an accepted change: the row is ours while it is `reverting` since
+    `at`."""
+
+    pk: int
+    at: datetime
+
+
+def claim_revert(*, pk: int, user: Any) -> RevertClaim | None:
+    """Claim rolling back the accepted change ``pk``: None if it is not accepted any more (rolled back,
+    undone or being so by someone else). A claim whose process died is taken over after CLAIM_TIMEOUT."""
+    now = timezone.now()
+    open_for_claim = Q(status=Status.ACCEPTED) | Q(
+        status=Status.REVERTING, rolled_back_at__lt=now - CLAIM_TIMEOUT
+    )
+    won = Suggestion.objects.filter(open_for_claim, pk=pk).update(
+        status=Status.REVERTING, rolled_back_at=now, rolled_back_by=_reviewer(user)
+    )
+    return RevertClaim(pk, now) if won else None
+
+
+def _revert_ours(claim: RevertClaim) -> Any:
+    return Suggestion.objects.filter(pk=claim.pk, status=Status.REVERTING, rolled_back_at=claim.at)
+
+
+def release_revert(*, claim: RevertClaim) -> None:
+    """Rolling back was refused and nothing changed: the change stands accepted, as it was."""
+    _revert_ours(claim).update(status=Status.ACCEPTED, rolled_back_at=None, rolled_back_by=None)
+
+
+def settle_revert(*, claim: RevertClaim, user: Any, message: str) -> bool:
+    """The old text is back: the row says who rolled it back and when (its acceptance stays recorded in
+    `decided_by`/`decided_at` and the history), and the history gains ``message``. The assistant hears of
+    it as of a decision. False if the claim was taken over meanwhile."""
+    reviewer = _reviewer(user)
+    with transaction.atomic():
+        settled = _revert_ours(claim).update(
+            status=Status.REVERTED, rolled_back_at=timezone.now(), rolled_back_by=reviewer
+        )
+        if not settled:
+            return False
+        suggestion_decided.send(sender=Suggestion, pks=[claim.pk])
+        if reviewer is not None:
+            LogEntry.objects.log_actions(
+                user_id=reviewer.pk,
+                queryset=list(Suggestion.objects.filter(pk=claim.pk)),
+                action_flag=CHANGE,
+                change_message=message,
+                single_object=True,
+            )
+    return True

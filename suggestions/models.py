@@ -33,6 +33,10 @@ class Suggestion(models.Model):
         REJECTING = "rejecting", "Being rejected"
         # A reviewer has claimed undoing the decision; its markup is being written back (suggestions/undoing).
         UNDOING = "undoing", "Being undone"
+        # A reviewer has claimed rolling back an accepted change; its old text is being written back
+        # (suggestions/rollback.py). Rolled back: the accepted text was replaced by the old one again.
+        REVERTING = "reverting", "Being rolled back"
+        REVERTED = "reverted", "Rolled back"
         ACCEPTED = "accepted", "Accepted"
         REJECTED = "rejected", "Rejected"
         SUPERSEDED = "superseded", "Superseded"
@@ -79,6 +83,14 @@ class Suggestion(models.Model):
         blank=True,
         help_text="How to undo the last decision: what it removed from the text and the Yjs positions around "
         "the text it left (empty: nothing to undo from here)",
+    )
+    rolled_back_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When its accepted text was rolled back (while rolling back: claimed)",
+    )
+    rolled_back_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     decision_batch = models.CharField(
         max_length=32, blank=True, db_index=True, help_text="Shared by the suggestions of one bulk decision"

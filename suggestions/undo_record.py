@@ -123,3 +123,8 @@ def insert_all(raw: str, pieces: Sequence[tuple[int, str]]) -> str:
     for index, text in sorted(pieces, key=lambda p: p[0], reverse=True):
         result = result[:index] + text + result[index:]
     return result
+
+
+def region_markup(record: dict[str, Any]) -> str:
+    """The markup a recorded region held before the decision: its settled text with the pieces back."""
+    return insert_all(str(record.get("settled", "")), insertions(0, record))

@@ -71,6 +71,8 @@ def undo_refusal(row: Suggestion, *, now: Any = None) -> str | None:
     if row.status not in DECIDED:
         if row.status == Status.UNDOING:
             return "its decision is being undone by someone else right now"
+        if row.status in (Status.REVERTING, Status.REVERTED):
+            return "its accepted text was rolled back (suggestions/rollback.py): nothing is left to undo"
         return f"it was never decided (it is {row.get_status_display().lower()})"
     unsupported = UNSUPPORTED.get((str(row.kind), str(row.status)))
     if unsupported is not None:

@@ -17,7 +17,7 @@ class ListSuggestionsArgs(ToolArgs):
         max_length=MAX_PATH_CHARS,
         description="Only suggestions on this document or folder path",
     )
-    status: Literal["pending", "accepted", "rejected", "superseded", "stale"] | None = Field(
+    status: Literal["pending", "accepted", "rejected", "superseded", "stale", "reverted"] | None = Field(
         default=None, description="Only suggestions with this status"
     )
     limit: int = Field(default=50, ge=1, le=500, description="Most recent first; at most this many")
@@ -28,7 +28,8 @@ class ListSuggestionsArgs(ToolArgs):
     title="What became of my suggestions",
     description=(
         "Lists the suggestions this token proposed and what became of them: pending, accepted, rejected "
-        "(with the reviewer's note), stale (its markup was edited away) or superseded by a later one."
+        "(with the reviewer's note), stale (its markup was edited away), superseded by a later one, or "
+        "reverted (accepted, then rolled back by staff)."
     ),
     args=ListSuggestionsArgs,
 )
@@ -54,6 +55,9 @@ async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
             line += f", decided by {row.decided_by.get_username()}"
         elif row.status in ("accepted", "rejected"):
             line += ", decided in an editor"
+        if row.status == "reverted":
+            by = row.rolled_back_by.get_username() if row.rolled_back_by is not None else "a reviewer"
+            line += f", then rolled back by {by}"
         if row.note:
             line += f"\n  Reviewer's note: {row.note}"
         if row.kind == "edit":
