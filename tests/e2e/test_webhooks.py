@@ -361,9 +361,11 @@ async def test_staff_add_an_endpoint_and_send_it_a_test_event_in_chromium(
             page.click("input[name=_save]")
 
     try:
-        await browser_thread.run(lambda: fill(page, "http://169.254.169.254/latest/meta-data/"))
+        # Refused whatever LENSRELAY_WEBHOOK_ALLOW_PRIVATE says (this module allows private addresses).
+        await browser_thread.run(lambda: fill(page, "http://user:secret@127.0.0.1/hook"))
         error = await browser_thread.run(lambda: page.locator(".errorlist").first.inner_text())
-        assert "link-local" in error or "valid URL" in error
+        assert "may not carry credentials" in error
+        assert await site.arows("SELECT COUNT(*) FROM lensrelay_webhookendpoint") == [(2,)]
         # The receiver's own loopback URL is allowed here (LENSRELAY_WEBHOOK_ALLOW_PRIVATE in this module).
         await browser_thread.run(lambda: fill(page, receiver.url))
         ((pk, types_json),) = await site.arows(
