@@ -44,6 +44,7 @@ from lensrelay.vault.trash import (
     linking_notes,
     trash_details,
 )
+from lensrelay.webhooks import admin as webhooks_admin  # noqa: F401  (registers the webhook admin)
 
 PREVIEW_CHARS = 4000
 LISTED_ROWS = 200

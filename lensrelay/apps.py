@@ -9,12 +9,14 @@ class LensRelayConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def import_models(self) -> None:
-        # Version history's and semantic search's tables belong to this app but live in their packages
-        # (lensrelay/history, lensrelay/semantic). Imported here, with lensrelay.models, while Django loads
-        # the app's models, so that lensrelay.models never imports a package built on it.
+        # Version history's, semantic search's and webhooks' tables belong to this app but live in their
+        # packages (lensrelay/history, lensrelay/semantic, lensrelay/webhooks). Imported here, with
+        # lensrelay.models, while Django loads the app's models, so that lensrelay.models never imports a
+        # package built on it.
         super().import_models()
         import_module("lensrelay.history.models")
         import_module("lensrelay.semantic.models")
+        import_module("lensrelay.webhooks.models")
 
     def ready(self) -> None:
         # These modules register document-store listeners (folder mirroring, text cache, purged rooms)

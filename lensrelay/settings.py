@@ -325,3 +325,18 @@ OAUTH2_PROVIDER = {
 # Test configuration only: let client ID metadata documents be fetched from 127.0.0.1 over http (the
 # tests serve them locally). Never set it in production: it opens the fetch to the loopback interface.
 LENSRELAY_OAUTH_CIMD_ALLOW_LOOPBACK = _env_bool("LENSRELAY_OAUTH_CIMD_ALLOW_LOOPBACK", False)
+
+# Webhooks (lensrelay/webhooks), delivered by the derive process: an attempt's timeout (connect, each read,
+# and the whole answer), the retry backoff (doubling from BASE up to MAX seconds, jittered), how long an
+# endpoint may fail every attempt before it is paused, how long a `document.changed` waits for typing to
+# pause, and how many days delivered events are kept for the admin's log.
+LENSRELAY_WEBHOOK_TIMEOUT_SECONDS = _env_float("LENSRELAY_WEBHOOK_TIMEOUT_SECONDS", 10.0)
+LENSRELAY_WEBHOOK_RETRY_BASE_SECONDS = _env_float("LENSRELAY_WEBHOOK_RETRY_BASE_SECONDS", 5.0)
+LENSRELAY_WEBHOOK_RETRY_MAX_SECONDS = _env_float("LENSRELAY_WEBHOOK_RETRY_MAX_SECONDS", 3600.0)
+LENSRELAY_WEBHOOK_PAUSE_AFTER_SECONDS = _env_float("LENSRELAY_WEBHOOK_PAUSE_AFTER_SECONDS", 86400.0)
+LENSRELAY_WEBHOOK_DEBOUNCE_SECONDS = _env_float("LENSRELAY_WEBHOOK_DEBOUNCE_SECONDS", 5.0)
+LENSRELAY_WEBHOOK_RETENTION_DAYS = _env_float("LENSRELAY_WEBHOOK_RETENTION_DAYS", 30.0)
+# Webhook URLs resolving to loopback, private, link-local or otherwise non-public addresses are refused
+# (when saved, and again before every attempt). Turn on only where receivers live on such a network (and
+# for tests): it lets whoever may edit endpoints make this server POST to its own network.
+LENSRELAY_WEBHOOK_ALLOW_PRIVATE = _env_bool("LENSRELAY_WEBHOOK_ALLOW_PRIVATE", False)

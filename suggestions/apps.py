@@ -8,9 +8,9 @@ class SuggestionsConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the listeners that keep rows in step with decisions made inside editors, restores
-        # and purges.
+        # and purges, and the one that tells webhooks of decisions.
         from lensrelay.docstore.texts import set_view
-        from suggestions import follow, purging, restoring  # noqa: F401
+        from suggestions import follow, purging, restoring, webhooks  # noqa: F401
         from suggestions.accepted_view import accepted_text
 
         # Tools and search read pending suggestions as accepted (read's footer lists them).

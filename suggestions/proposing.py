@@ -52,6 +52,7 @@ from suggestions.planning import (
 )
 from suggestions.rewriting import FORGED, RawEdit, apply_raw_edits
 from suggestions.signals import suggestion_decided
+from suggestions.webhooks import suggestion_created_record
 
 __all__ = ["DELIMITER_REFUSAL", "EditSpec", "apply_edit_specs", "find_occurrences"]
 
@@ -143,6 +144,7 @@ def _meta(proposer: Proposer, uid: str) -> str:
 def _save_suggestion(suggestion: Suggestion, superseded: list[str]) -> Suggestion:
     with transaction.atomic():
         suggestion.save()
+        suggestion_created_record(suggestion=suggestion)
         if superseded:
             pending = Suggestion.objects.filter(uid__in=superseded, status=Suggestion.Status.PENDING)
             pks = [

@@ -27,6 +27,7 @@ from lensrelay.semantic.listen import semantic_folder_changed
 from lensrelay.text.vaultpath import folder_name_key, normalize_path, validate_folder_name
 from lensrelay.vault.folder_entries import admissible_entries, claim_content_docs, content_doc_id
 from lensrelay.vault.paths import path_index
+from lensrelay.webhooks.events import FolderName, Relocated, documents_relocated
 
 T = TypeVar("T")
 
@@ -172,6 +173,15 @@ def folder_rows_mirror(
         )
         if MARKDOWN in listed:
             folder_documents_changed.send(sender=Folder, folder_id=folder_id)
+        # Moves, deletes (into the trash) and restores of every writer, Obsidian's included, become
+        # webhook events here, in the transaction that moves the rows: once per change, like the rows.
+        documents_relocated(
+            folder=FolderName(folder.pk, folder.name),
+            changes=[
+                Relocated(row.doc_id, by_uuid[row.uuid].type, row.path, by_uuid[row.uuid].path)
+                for row in moved
+            ],
+        )
     return True, list(lost.values())
 
 

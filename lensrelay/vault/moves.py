@@ -44,6 +44,7 @@ from lensrelay.vault.backlinks import backlink_indexer
 from lensrelay.vault.folder_entries import relay_prefix
 from lensrelay.vault.folders import folder_name_clash, mirror_folder
 from lensrelay.vault.paths import DocEntry, path_index
+from lensrelay.webhooks.events import FolderName, Relocated, documents_moved_between
 
 
 class MoveRefused(ValueError):
@@ -171,16 +172,23 @@ def plan_move(
     return MovePlan(moves=moves, new_folders=tuple(new_folders))
 
 
-def _move_rows(*, source_id: int, target_id: int, moves: dict[str, str]) -> None:
+def _move_rows(*, source: FolderRef, target: FolderRef, moves: dict[str, str]) -> None:
     """Across folders: the moved documents' rows follow their entries, keeping their identity."""
     with transaction.atomic():
         # Rows still at the new paths are leftovers of entries already gone from the target document.
-        Document.objects.filter(folder_id=target_id, path__in=list(moves.values())).delete()
+        Document.objects.filter(folder_id=target.id, path__in=list(moves.values())).delete()
         now = timezone.now()
-        for row in Document.objects.select_for_update().filter(folder_id=source_id, path__in=list(moves)):
-            Document.objects.filter(pk=row.pk).update(folder_id=target_id, path=moves[row.path], modified=now)
+        moved: list[Relocated] = []
+        for row in Document.objects.select_for_update().filter(folder_id=source.id, path__in=list(moves)):
+            Document.objects.filter(pk=row.pk).update(folder_id=target.id, path=moves[row.path], modified=now)
             # The target folder's mirror admits only content its folder owns.
-            YDoc.objects.filter(doc_id=row.doc_id, kind=YDoc.Kind.CONTENT).update(folder_id=target_id)
+            YDoc.objects.filter(doc_id=row.doc_id, kind=YDoc.Kind.CONTENT).update(folder_id=target.id)
+            moved.append(Relocated(row.doc_id, row.type, row.path, moves[row.path]))
+        documents_moved_between(
+            source=FolderName(source.id, source.name),
+            target=FolderName(target.id, target.name),
+            changes=moved,
+        )
 
 
 async def _texts_to_rewrite(
@@ -306,7 +314,7 @@ async def _move_entries(
             for path in first.moves:
                 folderdoc.remove_entry(source_room.doc, path=path)
         # Submitted before any await, so it runs before any mirroring these changes schedule.
-        await store.db(_move_rows, source_id=source.id, target_id=target.id, moves=first.moves)
+        await store.db(_move_rows, source=source, target=target, moves=first.moves)
     prefix = relay_prefix(source.doc_id)
     report.moved = {f"{prefix}-{source_entries[o].uuid}": n for o, n in first.moves.items()}
     for _, room in rooms:

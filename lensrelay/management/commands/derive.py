@@ -1,5 +1,6 @@
 """`manage.py derive`: the derive process. Follows the update log from its durable cursor and keeps the
-derived views (backlinks, search rows, vectors) in step, off the server's live path.
+derived views (backlinks, search rows, vectors) in step, off the server's live path; beside that, it
+delivers webhooks (lensrelay.webhooks.delivery) from their outbox.
 
 `python -m lensrelay.server.serve` starts one beside the server; scaled out, run exactly one per database
 (on any machine that reaches it). `--once` works off what is logged and exits; `--rebuild` starts again
@@ -22,6 +23,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from lensrelay.docstore.derived import CURSOR_NAME, cursor_save, derive_pending, derived_views, follower_for
 from lensrelay.docstore.store import get_store
+from lensrelay.webhooks.delivery import WebhookDeliverer
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +42,10 @@ def _end_with_parent(parent_pid: int) -> None:
 class Command(BaseCommand):
     # The launcher starts it beside a server that has just run them.
     requires_system_checks: list[str] = []
-    help = "Keep backlinks, search rows and vectors in step with the update log (the derive process)."
+    help = (
+        "Keep backlinks, search rows and vectors in step with the update log, and deliver webhooks "
+        "(the derive process)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--once", action="store_true", help="Work off what is logged now, then exit.")
@@ -73,8 +78,15 @@ class Command(BaseCommand):
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, stop.set)
             views = ", ".join(view.name for view in derived_views())
-            self.stdout.write(f"Deriving {views} from the update log.")
+            self.stdout.write(f"Deriving {views} from the update log; delivering webhooks.")
             self.stdout.flush()
-            await follower_for(store).run(stop=stop, parent_pid=parent_pid)
+            deliverer = WebhookDeliverer()
+            try:
+                await asyncio.gather(
+                    follower_for(store).run(stop=stop, parent_pid=parent_pid),
+                    deliverer.run(stop=stop, parent_pid=parent_pid),
+                )
+            finally:
+                await deliverer.close()
         finally:
             await store.close()
