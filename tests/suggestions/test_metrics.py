@@ -78,10 +78,11 @@ async def test_proposals_and_decisions_are_counted_with_their_latency(
     assert 3590 < sample("lensrelay_suggestion_decision_seconds_sum", outcome="accepted") - latency_sum < 3700
     assert await sync_to_async(suggestions_pending)() == 0
 
-    # Undone, the acceptance is pending again: the signal is sent, but nothing new was decided.
-    row = await Suggestion.objects.aget(pk=quick.pk)
+    # Undone, the rejection is pending again: the signal is sent, but nothing new was decided.
+    row = await Suggestion.objects.aget(pk=brown.pk)
     undone = await suggestions_undo_decided(store=store, suggestions=[row], user=world["alice"])
     assert undone.ok, undone.message
+    assert sample("lensrelay_suggestions_decided_total", outcome="rejected") - rejected == 1
     assert sample("lensrelay_suggestions_decided_total", outcome="accepted") - accepted == 1
     assert await sync_to_async(suggestions_pending)() == 1
 
