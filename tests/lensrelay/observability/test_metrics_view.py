@@ -153,3 +153,21 @@ def test_no_other_route_answers_with_the_metrics(protected: Any, path: str) -> N
     response = get(path, token=TOKEN)
     assert response.status_code != 200 or b"lensrelay_" not in response.content
     assert b"# TYPE" not in response.content
+
+
+@pytest.mark.parametrize("role", ["view", "suggest", "edit", "admin"])
+def test_api_tokens_of_any_role_are_no_metrics_credential(protected: Any, make_token: Any, role: str) -> None:
+    api_token = make_token(role)
+    response = get(token=api_token)
+    assert response.status_code == 401
+    assert b"lensrelay_" not in response.content
+
+
+def test_a_superuser_session_is_no_metrics_credential(settings: Any, django_user_model: Any) -> None:
+    settings.LENSRELAY_METRICS_TOKEN = ""
+    settings.LENSRELAY_METRICS_ALLOW = []
+    client = Client()
+    client.force_login(django_user_model.objects.create_superuser("root", "r@example.org", "pw"))
+    response = client.get("/metrics", REMOTE_ADDR="127.0.0.1")
+    assert response.status_code == 403
+    assert b"lensrelay_" not in response.content
