@@ -198,6 +198,25 @@ PLAIN_ROUTES: dict[str, dict[str, Any]] = {
     "/ready": {
         "get": {**_operation("Readiness", {"200": "`{ok: true}`", "503": "not ready"}), "security": []}
     },
+    "/metrics": {
+        method: {
+            "summary": "Prometheus metrics (text format, OpenMetrics on request); see the README, Metrics",
+            "responses": {
+                "200": {
+                    "description": "the exposition",
+                    "content": {"text/plain": {"schema": {"type": "string"}}},
+                },
+                "401": {"description": "LENSRELAY_METRICS_TOKEN is set: missing or wrong metrics token"},
+                "403": {
+                    "description": "no metrics token is set and the address is not in LENSRELAY_METRICS_ALLOW"
+                },
+                "503": {"description": "the exposition cannot be built right now"},
+            },
+            # Its own token (or an allowed address), never an API token.
+            "security": [{"MetricsToken": []}, {}],
+        }
+        for method in ("get", "head")
+    },
     "/mcp": {
         "post": _operation(
             "The MCP endpoint (Streamable HTTP, JSON-RPC 2.0); see the README's MCP section",
@@ -215,6 +234,11 @@ class LensRelayApi(NinjaAPI):
         schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
         schema["paths"].update(PLAIN_ROUTES)
         components = schema.setdefault("components", {})
+        components.setdefault("securitySchemes", {})["MetricsToken"] = {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "LENSRELAY_METRICS_TOKEN, for GET /metrics only",
+        }
         components.setdefault("schemas", {})["Error"] = {
             "type": "object",
             "properties": {"error": {"type": "string"}, "reason": {"type": "string"}},

@@ -22,11 +22,22 @@ class LensRelayConfig(AppConfig):
         # These modules register document-store listeners (folder mirroring, text cache, purged rooms)
         # on import.
         from lensrelay.docstore import texts  # noqa: F401
+        from lensrelay.docstore.derived import derive_backlog
         from lensrelay.history import listen as history_listen  # noqa: F401
+        from lensrelay.observability.scrape import scrape_gauge
         from lensrelay.search import maintain  # noqa: F401
         from lensrelay.semantic import listen  # noqa: F401
         from lensrelay.vault import (
             backlinks,  # noqa: F401
             folders,  # noqa: F401
             purge,  # noqa: F401
+        )
+        from lensrelay.webhooks.selectors import webhook_scrape_gauges_register
+
+        webhook_scrape_gauges_register()
+        # Read when /metrics is scraped: how far the derive process is behind the update log.
+        scrape_gauge(
+            name="lensrelay_derive_backlog_rows",
+            documentation="Update-log rows the derive process (backlinks, search, vectors) has not read yet.",
+            read=derive_backlog,
         )

@@ -5,6 +5,9 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from lensrelay.observability.protection import parse_networks as _metrics_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -191,6 +194,19 @@ LENSRELAY_VERSIONS_KEEP_ALL_DAYS = _env_float("LENSRELAY_VERSIONS_KEEP_ALL_DAYS"
 LENSRELAY_VERSIONS_MAX = int(os.environ.get("LENSRELAY_VERSIONS_MAX", "200"))
 # Event-loop lag over this many milliseconds is logged as a warning (lensrelay.server.looplag); 0 = never.
 LENSRELAY_LOOP_LAG_LOG_MS = _env_float("LENSRELAY_LOOP_LAG_LOG_MS", 50.0)
+# Who may scrape /metrics (lensrelay.observability.protection): a bearer token, and addresses or networks
+# allowed without it. Both empty (the default): nobody. Loopback is not allowed by default: behind a proxy
+# on the same machine, every request comes from it.
+LENSRELAY_METRICS_TOKEN = os.environ.get("LENSRELAY_METRICS_TOKEN", "").strip()
+LENSRELAY_METRICS_ALLOW = [
+    a.strip() for a in os.environ.get("LENSRELAY_METRICS_ALLOW", "").split(",") if a.strip()
+]
+if LENSRELAY_METRICS_TOKEN and len(LENSRELAY_METRICS_TOKEN) < 16:
+    raise ImproperlyConfigured("LENSRELAY_METRICS_TOKEN must be at least 16 characters (use a random one)")
+try:
+    _metrics_networks(LENSRELAY_METRICS_ALLOW)
+except ValueError as _exc:
+    raise ImproperlyConfigured(f"LENSRELAY_METRICS_ALLOW: {_exc}") from None
 LENSRELAY_MAX_FRAME_BYTES = int(os.environ.get("LENSRELAY_MAX_FRAME_BYTES", str(16 * 1024 * 1024)))
 # daphne's `manage.py runserver` reads these (`python -m lensrelay.server.serve` sets them itself).
 DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = LENSRELAY_MAX_FRAME_BYTES

@@ -5,6 +5,7 @@ from lensrelay import views
 from lensrelay.access import oauth_urls
 from lensrelay.api import api
 from lensrelay.files import views as files
+from lensrelay.observability import views as observability
 from lensrelay.sync import ysweet
 from mcp_tools.api import urls as mcp_urls
 
@@ -31,5 +32,6 @@ urlpatterns = [
     path("f/<str:doc_id>/<str:hash>", files.delete, name="file-delete"),
     path("f/<str:doc_id>", files.exists, name="file-exists"),
     path("ready", ysweet.ready, name="ready"),
+    path("metrics", observability.metrics, name="metrics"),
     path("mcp", mcp_urls),
 ]

@@ -12,6 +12,10 @@ class SuggestionsConfig(AppConfig):
         from lensrelay.docstore.texts import set_view
         from suggestions import follow, purging, restoring, webhooks  # noqa: F401
         from suggestions.accepted_view import accepted_text
+        from suggestions.metrics import connect_metrics
+
+        # Suggestions created, decided and pending, for /metrics.
+        connect_metrics()
 
         # Tools and search read pending suggestions as accepted (read's footer lists them).
         set_view(accepted_text)

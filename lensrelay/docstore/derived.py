@@ -83,6 +83,15 @@ def cursor_load(*, name: str = CURSOR_NAME) -> int | None:
     return DerivedCursor.objects.filter(name=name).values_list("last_update_id", flat=True).first()
 
 
+def derive_backlog() -> float | None:
+    """Rows of the update log the derive process has not read yet (`/metrics`, read when scraped); None
+    when each server process derives its own changes (there is no such process to fall behind)."""
+    if derived_inline():
+        return None
+    cursor = cursor_load() or 0
+    return float(YUpdate.objects.filter(id__gt=cursor).count())
+
+
 def cursor_save(*, last_update_id: int, name: str = CURSOR_NAME) -> None:
     with transaction.atomic():
         DerivedCursor.objects.update_or_create(

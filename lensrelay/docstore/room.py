@@ -19,6 +19,7 @@ from lensrelay.docstore import persistence
 from lensrelay.docstore.acting import current_label
 from lensrelay.docstore.frontmattermap import FrontmatterFollower
 from lensrelay.docstore.rehearsal import Rehearsal, UpdateRefused, apply_or_refuse
+from lensrelay.observability import metrics
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import AwarenessStates
 
@@ -228,16 +229,23 @@ class Room(Generic[Host]):
                 break
             logged = [(update, origin) for update, origin in batch if getattr(origin, "persist", True)]
             if logged:
+                started = time.perf_counter()
                 self.last_logged_id = await self.store.persist(
                     self, _merge([u for u, _ in logged]), author=_authors(logged)
                 )
+                metrics.persisted(time.perf_counter() - started)
                 self.log_rows += 1
             frame = wire.sync_update(_merge([update for update, _ in batch]))
             origins = {id(origin) for _, origin in batch}
+            started = time.perf_counter()
+            sent = 0
             for peer in list(self.clients):
                 # The sender already has its own change; everyone else gets the merged update.
                 if origins != {id(peer)}:
                     await _send(peer, frame)
+                    sent += 1
+            if sent:
+                metrics.updates_delivered(sent, time.perf_counter() - started)
             self.changed_here = bool(logged)
             self.store.notify_changed(self, [update for update, _ in batch])
         self.last_used = time.monotonic()
@@ -273,8 +281,11 @@ class Room(Generic[Host]):
         await self.broadcast(wire.awareness_message(update))
 
     async def broadcast(self, frame: bytes) -> None:
-        for peer in list(self.clients):
+        peers = list(self.clients)
+        for peer in peers:
             await _send(peer, frame)
+        if peers:
+            metrics.awareness_delivered(len(peers))
 
     # -- reading ---------------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from lensrelay.docstore.loopread import LoopReader
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.peers import PeerBus
 from lensrelay.docstore.room import FOREIGN, Room
+from lensrelay.observability import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +97,7 @@ class DocStore:
         self._snapshots_seen: dict[str, int] = {}
         self._maintenance: asyncio.Task[None] | None = None
         self._attached: dict[Callable[..., Any], Any] = {}
+        self._closed = False
         self.idle_seconds = settings.LENSRELAY_IDLE_UNLOAD_SECONDS
         self.poll_seconds = settings.LENSRELAY_POLL_SECONDS
         self.compact_after = settings.LENSRELAY_COMPACT_AFTER_UPDATES
@@ -191,6 +193,7 @@ class DocStore:
         room.load(state.update, log_rows=state.log_rows)
         self._snapshots_seen[doc_id] = max(self._snapshots_seen.get(doc_id, 0), state.last_update_id)
         self.rooms[doc_id] = room
+        metrics.room_loaded(kind)
         if self.peers is not None:
             await self.peers.join(doc_id)  # never raises: without Redis the log still carries changes
         for listener in _load_listeners:
@@ -217,6 +220,7 @@ class DocStore:
         room = self.rooms.pop(doc_id, None)
         if room is None:
             return None
+        metrics.rooms_unloaded(room.kind)
         room.retire()
         self._compacting.discard(doc_id)
         if self.peers is not None:
@@ -382,6 +386,7 @@ class DocStore:
             ):
                 continue
             del self.rooms[doc_id]
+            metrics.rooms_unloaded(room.kind)
             room.close()
             if self.peers is not None:
                 await self.peers.leave(doc_id)
@@ -392,6 +397,11 @@ class DocStore:
         """Flush everything (used at shutdown and by tests)."""
         for room in list(self.rooms.values()):
             await room.flushed()
+        # The rooms stay readable, but no longer count as held live (a closed store serves nobody).
+        if not self._closed:
+            self._closed = True
+            for room in self.rooms.values():
+                metrics.rooms_unloaded(room.kind)
         if self._maintenance is not None:
             self._maintenance.cancel()
         for task in list(self._background):

@@ -43,6 +43,9 @@ class DeriveBeside:
 
     def _supervise(self) -> None:
         env = dict(os.environ)
+        # Not into the server's metrics: the rooms the derive process loads are not live documents, and a
+        # scrape reads its backlog from the database (lensrelay.docstore.derived.derive_backlog).
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         while not self._stopping.is_set():
             try:
                 self.process = subprocess.Popen(derive_argv(parent_pid=os.getpid()), env=env)

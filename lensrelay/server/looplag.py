@@ -4,7 +4,8 @@ Every live client of a worker shares its one event loop, so any stretch of synch
 planned on the loop, a huge page rendered there) delays every delivery on every document by as long. A
 small task sleeps for a fixed interval and measures how much later than asked it woke up; a lag over
 ``LENSRELAY_LOOP_LAG_LOG_MS`` is logged as a warning. :func:`loop_lag` reports the last and the largest lag
-seen, for metrics to export.
+seen; every sample is also exported to Prometheus (`lensrelay_event_loop_lag_seconds`, a histogram, and the
+last sample, lensrelay.observability.metrics).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
+
+from lensrelay.observability import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +45,7 @@ class _Gauge:
         self.last_ms = lag_ms
         self.max_ms = max(self.max_ms, lag_ms)
         self.samples += 1
+        metrics.loop_lag_observe(lag_ms / 1000)
         if threshold_ms > 0 and lag_ms > threshold_ms:
             self.over_threshold += 1
             logger.warning("event loop lagged %.0f ms (threshold %.0f ms)", lag_ms, threshold_ms)

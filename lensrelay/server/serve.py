@@ -7,6 +7,8 @@ LENSRELAY_MAX_FRAME_BYTES, and a message over it is closed with 4413 and a reaso
 HTTP requests skip Twisted's form parsing (daphne never uses it) and report a lost connection straight to
 the handler (`lensrelay.server.disconnect`). A socket the application closes gets its reason too (daphne
 sends the code alone), so a client can say why: "document purged", "unknown document".
+Its Prometheus metrics go to a directory settled before anything imports prometheus_client
+(`lensrelay.server.metricsdir`), shared by the workers given the same one.
 """
 
 from __future__ import annotations
@@ -40,6 +42,16 @@ def accepts_first(path: str) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lensrelay.settings")
+    from lensrelay.server.metricsdir import prepare_metrics_dir
+
+    metrics_dir = prepare_metrics_dir()
+    try:
+        _serve(argv)
+    finally:
+        metrics_dir.finish()
+
+
+def _serve(argv: Sequence[str] | None) -> None:
     import django
 
     django.setup()

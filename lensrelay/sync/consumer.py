@@ -22,6 +22,7 @@ from lensrelay.access.liveaccess import access_watch
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store, keep_connection_healthy
 from lensrelay.docstore.tombstones import CLOSE_DOCUMENT_PURGED, PURGED_REASON, document_is_purged
+from lensrelay.observability import metrics
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRate, AwarenessRefused
 from lensrelay.protocol.wire import MalformedFrame, Reader
@@ -170,6 +171,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
         self.read_only = not access.can_write_live
         self.room = room
         room.join(self)
+        metrics.connection_opened()
         access_watch(room.store).add(self)
         await self.send_frame(wire.sync_step1(room.doc.get_state()))
         if len(room.awareness):
@@ -238,6 +240,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
     async def _leave(self) -> None:
         room, self.room = self.room, None
         if room is not None:
+            metrics.connection_closed()
             access_watch(room.store).discard(self)
             await room.leave(self)
 
@@ -298,6 +301,7 @@ class SyncConsumer(AsyncWebsocketConsumer):
             room.apply_update(update, self)
         except ValueError:  # MalformedFrame or UpdateRefused: nothing was applied
             return False
+        metrics.update_received_websocket()
         return True
 
     async def _drain(self) -> None:
@@ -400,3 +404,4 @@ class SyncConsumer(AsyncWebsocketConsumer):
             room.apply_update(update, self)
         except ValueError as exc:  # UpdateRefused: nothing of it was applied
             raise MalformedFrame("update refused, nothing applied") from exc
+        metrics.update_received_websocket()

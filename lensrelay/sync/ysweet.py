@@ -36,6 +36,7 @@ from lensrelay.history.selectors import (
     versions_summaries,
 )
 from lensrelay.models import YDoc, new_doc_id
+from lensrelay.observability import metrics
 from lensrelay.sync.consumer import DOC_ID
 from lensrelay.vault.folders import doc_scope
 
@@ -98,6 +99,7 @@ async def apply_update(request: HttpRequest, doc_id: str, *, client_token: bool 
             {"error": "The body is not a valid Yjs update; nothing was applied.", "detail": str(exc)[:200]},
             status=400,
         )
+    metrics.update_received_http()
     await room.flushed()
     return JsonResponse({"ok": True})
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
+from lensrelay.observability.scrape import scrape_gauge
 from lensrelay.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 
@@ -42,6 +44,44 @@ def webhook_delivery_counts() -> DeliveryCounts:
         endpoints_paused=endpoints["paused"],
         endpoints_failing=endpoints["failing"],
     )
+
+
+_GAUGES = (
+    (
+        "events_waiting",
+        "Webhook events recorded, not yet fanned out (a change waiting for typing to pause).",
+    ),
+    ("deliveries_pending", "Webhook deliveries not yet answered with 2xx (first tries and retries)."),
+    ("deliveries_delivered", "Webhook deliveries answered with 2xx, among the rows kept."),
+    ("attempts", "Webhook delivery attempts, among the rows kept."),
+    (
+        "attempts_failed",
+        "Failed webhook delivery attempts (error status, timeout, no answer), among the rows kept.",
+    ),
+    ("endpoints_paused", "Webhook endpoints paused (a day of failures, or by staff)."),
+    ("endpoints_failing", "Webhook endpoints whose last attempt failed."),
+)
+# One read serves every gauge of a scrape.
+_COUNTS_FRESH_SECONDS = 1.0
+_counts_read: tuple[float, DeliveryCounts] | None = None
+
+
+def _counts_now() -> DeliveryCounts:
+    global _counts_read
+    if _counts_read is None or time.monotonic() - _counts_read[0] > _COUNTS_FRESH_SECONDS:
+        _counts_read = (time.monotonic(), webhook_delivery_counts())
+    return _counts_read[1]
+
+
+def webhook_scrape_gauges_register() -> None:
+    """`/metrics` reads the webhook numbers from the rows when scraped: the derive process delivers, and
+    rows are what every worker agrees on."""
+    for field, documentation in _GAUGES:
+        scrape_gauge(
+            name=f"lensrelay_webhook_{field}",
+            documentation=documentation,
+            read=lambda field=field: float(getattr(_counts_now(), field)),  # type: ignore[misc]
+        )
 
 
 def endpoint_recent_deliveries(*, endpoint: WebhookEndpoint, limit: int = 20) -> list[WebhookDelivery]:

@@ -8,7 +8,9 @@ tool failures (unknown tool, bad arguments, a tool that raised) are results with
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,6 +18,7 @@ from asgiref.sync import sync_to_async
 from pydantic import ValidationError
 
 from lensrelay.docstore.acting import acting_as
+from lensrelay.observability import metrics
 from lensrelay.text.unicode_text import find_unencodable
 from mcp_tools import prompts, resources, sessions
 from mcp_tools.notifications.subscriptions import TooManySubscriptions, subscription_add, subscription_remove
@@ -109,17 +112,43 @@ def tool_failure(text: str) -> dict[str, Any]:
 
 
 async def call_tool(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
+    """A tools/call, counted by tool and outcome (lensrelay_mcp_tool_calls_total) and timed."""
+    started = time.perf_counter()
+    tool = catalog.find_tool(params["name"])
+    # Only names the code registered become label values; anything a caller made up is "unknown".
+    label = metrics.MCP_UNKNOWN_TOOL if tool is None else tool.name
+    outcome = "internal_error"
+    try:
+        result = await _call_tool(scope, params, tool)
+        outcome = str(result.pop(_OUTCOME, "error" if result.get("isError") else "ok"))
+        return result
+    except asyncio.CancelledError:
+        outcome = "cancelled"
+        raise
+    finally:
+        metrics.mcp_tool_call_observe(tool=label, outcome=outcome, seconds=time.perf_counter() - started)
+
+
+# A key of `_call_tool`'s result naming an outcome other than "ok"/"error"; removed before it is sent.
+_OUTCOME = "_lensrelay_outcome"
+
+
+async def _call_tool(
+    scope: CallScope, params: dict[str, Any], tool: catalog.AnyTool | None
+) -> dict[str, Any]:
     name = params["name"]
     arguments = params.get("arguments") or {}
-    tool = catalog.find_tool(name)
     if tool is None:
         names = ", ".join(t.name for t in catalog.tools_for(scope.access)) or "none"
-        return tool_failure(f"Unknown tool: {name}. Available tools: {names}.")
+        return {**tool_failure(f"Unknown tool: {name}. Available tools: {names}."), _OUTCOME: "unknown_tool"}
     if not tool.available_to(scope.access):
-        return tool_failure(
-            f"Tool {name} proposes changes, which this token (role {scope.access.role}) may not do. "
-            "Ask for a token with the suggest or edit role."
-        )
+        return {
+            **tool_failure(
+                f"Tool {name} proposes changes, which this token (role {scope.access.role}) may not do. "
+                "Ask for a token with the suggest or edit role."
+            ),
+            _OUTCOME: "forbidden",
+        }
     try:
         # What the tool changes is logged as this assistant's: its client name and its token or grant.
         with acting_as(scope.access.actor.with_client(scope.client_name)):
@@ -132,7 +161,10 @@ async def call_tool(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
         return tool_failure(str(exc))
     except Exception:
         logger.exception("MCP tool %s failed", name)
-        return tool_failure(f"Internal error while running {name}; the server log has the details.")
+        return {
+            **tool_failure(f"Internal error while running {name}; the server log has the details."),
+            _OUTCOME: "internal_error",
+        }
 
 
 async def list_resources(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:

@@ -15,8 +15,11 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
 
 from lensrelay.models import Document, Folder, YUpdate
+from lensrelay.observability.scrape import metrics_exposition
+from lensrelay.webhooks import selectors
 from lensrelay.webhooks.changes import CURSOR_NAME, ChangeFollower
 from lensrelay.webhooks.delivery import (
     WebhookDeliverer,
@@ -252,6 +255,15 @@ def test_a_success_in_between_restarts_the_failure_clock(settings: Any, receiver
     assert endpoint.paused_at is None and endpoint.failing_since == t1
 
 
+def scraped_values() -> dict[str, float]:
+    body, _ = metrics_exposition()
+    return {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(body.decode())
+        for sample in family.samples
+    }
+
+
 # -- the loop against a real receiver ---------------------------------------------------------------------
 
 
@@ -272,6 +284,12 @@ async def test_the_loop_delivers_signed_events_and_retries_after_the_receiver_wa
         assert await deliverer.drain() == 5
         counts = await sync_to_async(webhook_delivery_counts)()
         assert (counts.deliveries_pending, counts.attempts_failed, counts.endpoints_failing) == (5, 5, 1)
+        # /metrics reads the same numbers from the rows.
+        selectors._counts_read = None
+        scraped = await sync_to_async(scraped_values)()
+        assert scraped["lensrelay_webhook_deliveries_pending"] == 5.0
+        assert scraped["lensrelay_webhook_attempts_failed"] == 5.0
+        assert scraped["lensrelay_webhook_endpoints_failing"] == 1.0
         receiver.start()  # up again, same port
         for _ in range(200):
             await deliverer.drain()
