@@ -1,5 +1,5 @@
 """`manage.py derive`: the derive process. Follows the update log from its durable cursor and keeps the
-derived views (backlinks, search rows, vectors) in step, off the server's live path.
+derived views (backlinks, search rows, vectors, version snapshots) in step, off the server's live path.
 
 `python -m lensrelay.server.serve` starts one beside the server; scaled out, run exactly one per database
 (on any machine that reaches it). `--once` works off what is logged and exits; `--rebuild` starts again
@@ -39,7 +39,9 @@ def _end_with_parent(parent_pid: int) -> None:
 class Command(BaseCommand):
     # The launcher starts it beside a server that has just run them.
     requires_system_checks: list[str] = []
-    help = "Keep backlinks, search rows and vectors in step with the update log (the derive process)."
+    help = (
+        "Keep backlinks, search rows, vectors and versions in step with the update log (the derive process)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--once", action="store_true", help="Work off what is logged now, then exit.")
