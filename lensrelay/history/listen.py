@@ -105,7 +105,8 @@ class _Burst:
     last_id: int
     last_at: datetime
     authors: dict[int, str] = field(default_factory=dict)
-    # The version before it: "todo", "waiting" (the burst so far only created the document), "done".
+    # The version before it: "todo", "waiting" (the burst so far only created the document: nothing to
+    # keep yet), "done".
     baseline: str = "todo"
     asked_at: int = 0  # the burst's last row when its baseline was last looked for
 
@@ -184,6 +185,11 @@ class VersionsFollower:
         for doc_id, burst in list(self.bursts.items()):
             # Not before its baseline was looked for (a failure to is tried again on the next pass).
             if now - burst.last_at < quiet or burst.baseline == "todo":
+                continue
+            if burst.baseline == "waiting":
+                # Only the document's creation (an import, a new note): its text is in the log, and kept
+                # as the baseline of its first edits; a version of it would only copy it.
+                del self.bursts[doc_id]
                 continue
             with failures_logged(logger, "recording a version of %s", doc_id):
                 version = await self.store.db(recording.version_record_stored, doc_id=doc_id)

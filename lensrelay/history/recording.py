@@ -227,6 +227,18 @@ def versions_unrecorded() -> Unrecorded:
     for row_id, doc_id, author, created in rows:
         if row_id > newest.get(doc_id, 0):
             found.setdefault(doc_id, Unversioned(doc_id, [])).rows.append((row_id, author, created))
+    # A document with no version, no snapshot and one logged row is only created (an import leaves
+    # thousands): nothing to keep, its text is that row (kept as the baseline once it is edited).
+    just_made = sorted(doc_id for doc_id, u in found.items() if doc_id not in newest and len(u.rows) == 1)
+    compacted: set[str] = set()
+    for start in range(0, len(just_made), 500):
+        compacted.update(
+            YSnapshot.objects.filter(doc_id__in=just_made[start : start + 500]).values_list(
+                "doc_id", flat=True
+            )
+        )
+    for doc_id in set(just_made) - compacted:
+        del found[doc_id]
     return Unrecorded(documents=list(found.values()), newest=newest)
 
 
