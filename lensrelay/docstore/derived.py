@@ -1,19 +1,27 @@
-"""Derived work follows the change feed, off the live path: backlinks, search rows and vectors.
+"""Derived work follows the change feed, off the live path: backlinks, search rows, vectors, versions.
 
 The live path (receive, rehearse, persist, broadcast, awareness) only logs each update (`YUpdate`). Views
-derived from documents register here a handler, `derived_view(name, handle)`: `handle(store, doc_ids)`
-brings the view in step with those documents as they are now. Handlers are idempotent (running one
-twice over a document changes nothing), which is what lets the follower below re-read a window of the
-log after a restart instead of keeping exactly-once bookkeeping.
+derived from documents register here:
+
+- `derived_view(name, handle)`: `handle(store, doc_ids)` brings the view in step with those notes (content
+  documents) as they are now (backlinks of their links, search rows, vectors).
+- `derived_feed_view(name, factory)`: `factory(store)` makes, per follower, an object whose `step(feed)`
+  sees every pass, what it read included (`FeedStep`: the log rows with their authors and times, the
+  compactions, the kinds of the documents changed), even a pass that read nothing: version snapshots
+  (an edit burst going quiet is the absence of rows), backlinks after folder changes (moves, trash).
+
+Handlers are idempotent (running one twice over a document changes nothing), which is what lets the
+follower below re-read a window of the log after a restart instead of keeping exactly-once bookkeeping.
 
 Where they run is `LENSRELAY_DERIVED_WORK`:
 
 - ``"process"`` (the default): a process of its own, `manage.py derive`, follows the update log from a
   durable cursor (`DerivedCursor`), coalesces what it reads per document (a note changed 300 times
   since the last read is handled once) and runs every view on the batch; the server processes run none
-  of them. `python -m lensrelay.server.serve` starts that process beside the server (and again if it
-  ends); scaled out, it is a deployment unit of its own. Killed, it resumes from its cursor: nothing is
-  lost, and the live path never waits for it.
+  of them, not per update nor after a move: they log, broadcast and compact. `python -m
+  lensrelay.server.serve` starts that process beside the server (and again if it ends); scaled out, it
+  is a deployment unit of its own. Killed, it resumes from its cursor (and the versions from what the
+  database holds): nothing is lost, and the live path never waits for it.
 - ``"inline"``: each server process runs the views itself, debounced per document, as before (one process
   with no launcher: the test suite, `manage.py runserver`). `derive_pending(store)` runs the follower once
   in-process, for tests that use a store directly in process mode.
@@ -28,10 +36,13 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from pycrdt import merge_updates
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.panics import failures_logged
@@ -58,7 +69,45 @@ class DerivedView:
     handle: Handler
 
 
+@dataclass(frozen=True)
+class FeedRow:
+    """One logged update as the follower reads it (not its data)."""
+
+    id: int
+    doc_id: str
+    author: str
+    created: datetime
+
+
+@dataclass(frozen=True)
+class FeedStep:
+    """What one pass of the follower read: the fresh log rows (each given once, in log order, markers
+    left out), the snapshots past the cursor (doc_id, upto: rows a compaction folded) and the kind of every
+    document either names (a document missing from `kinds` is gone)."""
+
+    rows: list[FeedRow]
+    compacted: list[tuple[str, int]]
+    kinds: dict[str, str]
+
+    def of_kind(self, *kinds: str) -> set[str]:
+        return {doc_id for doc_id, kind in self.kinds.items() if kind in kinds}
+
+
+class FeedView(Protocol):
+    async def step(self, feed: FeedStep) -> None: ...
+
+
+FeedViewFactory = Callable[[DocStore], FeedView]
+
+
+@dataclass(frozen=True)
+class DerivedFeedView:
+    name: str
+    factory: FeedViewFactory
+
+
 _views: list[DerivedView] = []
+_feed_views: list[DerivedFeedView] = []
 
 
 def derived_view(name: str, handle: Handler) -> None:
@@ -67,8 +116,18 @@ def derived_view(name: str, handle: Handler) -> None:
         _views.append(DerivedView(name, handle))
 
 
+def derived_feed_view(name: str, factory: FeedViewFactory) -> None:
+    """Register a view that sees every pass of the follower (its module is imported at start-up)."""
+    if all(view.name != name for view in _feed_views):
+        _feed_views.append(DerivedFeedView(name, factory))
+
+
 def derived_views() -> list[DerivedView]:
     return list(_views)
+
+
+def derived_feed_views() -> list[DerivedFeedView]:
+    return list(_feed_views)
 
 
 def derived_inline() -> bool:
@@ -101,7 +160,7 @@ def cursor_save(*, last_update_id: int, name: str = CURSOR_NAME) -> None:
 
 @dataclass(frozen=True)
 class FeedRead:
-    rows: list[tuple[int, str]]  # (log id, doc_id), every writer's
+    rows: list[FeedRow]  # every writer's
     compacted: list[tuple[str, int]]  # (doc_id, upto) of snapshots past the cursor
 
 
@@ -109,23 +168,60 @@ def feed_read(*, after_id: int, cursor: int, limit: int = STEP_ROWS) -> FeedRead
     """The log's rows after `after_id`, and the snapshots covering ids after `cursor` (rows a compaction
     deleted before the follower read them: their documents changed too). Snapshots are read after the
     log, as in `persistence.changes_since`."""
-    rows = list(YUpdate.objects.filter(id__gt=after_id).order_by("id").values_list("id", "doc_id")[:limit])
+    rows = [
+        FeedRow(row_id, doc_id, author, created)
+        for row_id, doc_id, author, created in YUpdate.objects.filter(id__gt=after_id)
+        .order_by("id")
+        .values_list("id", "doc_id", "author", "created")[:limit]
+    ]
     compacted = list(
         YSnapshot.objects.filter(upto_update_id__gt=cursor).values_list("doc_id", "upto_update_id")
     )
     return FeedRead(rows=rows, compacted=compacted)
 
 
-def content_docs(doc_ids: Iterable[str]) -> set[str]:
+def doc_kinds(doc_ids: Iterable[str]) -> dict[str, str]:
     ids = list(doc_ids)
-    found: set[str] = set()
+    found: dict[str, str] = {}
     for start in range(0, len(ids), 500):
-        found.update(
-            YDoc.objects.filter(doc_id__in=ids[start : start + 500], kind=YDoc.Kind.CONTENT).values_list(
-                "doc_id", flat=True
-            )
-        )
+        found.update(YDoc.objects.filter(doc_id__in=ids[start : start + 500]).values_list("doc_id", "kind"))
     return found
+
+
+@dataclass(frozen=True)
+class StateBefore:
+    """A document's state before one of its log rows, rebuilt from its snapshot and log."""
+
+    state: bytes | None  # None: nothing was logged before it (the row created the document)
+    upto_update_id: int  # the last log id the state includes (0: none)
+    authors: list[tuple[int, str]]  # (log id, author) of the rows it includes
+    created: datetime | None  # when the newest of them was logged
+
+
+def state_before(*, doc_id: str, before_id: int) -> StateBefore | None:
+    """The document as it was before the log row `before_id`, or None when a compaction has folded rows
+    from that id on into its snapshot (the state before it is gone from the log).
+
+    What the derive process rebuilds the past from: the baseline version before an edit burst, the folder
+    entries a move changed."""
+    rows = list(
+        YUpdate.objects.filter(doc_id=doc_id, id__lt=before_id)
+        .order_by("id")
+        .values_list("id", "data", "author", "created")
+    )
+    snapshot = (
+        YSnapshot.objects.filter(doc_id=doc_id).values_list("data", "upto_update_id", "updated").first()
+    )
+    if snapshot is not None and snapshot[1] >= before_id:
+        return None
+    updates = ([bytes(snapshot[0])] if snapshot else []) + [bytes(data) for _, data, _, _ in rows]
+    authors = [(row_id, author) for row_id, _, author, _ in rows]
+    moments = [created for _, _, _, created in rows] + ([snapshot[2]] if snapshot else [])
+    if not updates:
+        return StateBefore(state=None, upto_update_id=0, authors=[], created=None)
+    state = updates[0] if len(updates) == 1 else merge_updates(*updates)
+    upto = max([snapshot[1] if snapshot else 0, *(row_id for row_id, _ in authors)])
+    return StateBefore(state=state, upto_update_id=upto, authors=authors, created=max(moments))
 
 
 # -- the follower --------------------------------------------------------------------------------------
@@ -140,6 +236,9 @@ class DeriveFollower:
         self.cursor: int | None = None
         self._handled: set[int] = set()
         self.steps = 0
+        # Each follower its own feed views: a follower started afresh (a restarted derive process)
+        # starts them afresh too, from what the database holds.
+        self.feed_views: list[tuple[str, FeedView]] = [(v.name, v.factory(store)) for v in _feed_views]
 
     async def start(self) -> int:
         """Read the cursor. A first start begins at the log's origin: every document ever compacted has
@@ -158,29 +257,39 @@ class DeriveFollower:
         cursor = await self.start()
         floor = max(0, cursor - WINDOW)
         read = await self.store.db(feed_read, after_id=floor, cursor=cursor)
-        fresh = [(row_id, doc_id) for row_id, doc_id in read.rows if row_id not in self._handled]
-        changed = {doc_id for _, doc_id in fresh} | {doc_id for doc_id, _ in read.compacted}
+        fresh = [row for row in read.rows if row.id not in self._handled]
+        changed = {row.doc_id for row in fresh} | {doc_id for doc_id, _ in read.compacted}
         changed -= MARKERS
-        content: set[str] = set()
+        kinds: dict[str, str] = {}
         if changed:
-            content = await self.store.db(content_docs, changed)
-        if content:
+            kinds = await self.store.db(doc_kinds, changed)
+        content = {doc_id for doc_id, kind in kinds.items() if kind == YDoc.Kind.CONTENT}
+        folders = {doc_id for doc_id, kind in kinds.items() if kind == YDoc.Kind.FOLDER}
+        if content or folders:
             # The changed notes are kept loaded here: the feed then applies only their new rows on each
             # pass, where reading a note's text from the database merges its whole stored log again.
-            for doc_id in content:
+            for doc_id in sorted(content | folders):
                 await self.store.get(doc_id)
             # Loaded rooms (the notes, the folder documents being written) take in what others logged.
             await self.store.catch_up()
             cache = text_cache(self.store)
             for doc_id in content:
                 cache.invalidate(doc_id)
+        feed = FeedStep(
+            rows=[row for row in fresh if row.doc_id not in MARKERS], compacted=read.compacted, kinds=kinds
+        )
+        # Every pass, even one that read nothing: a burst of edits going quiet is the absence of rows.
+        for name, feed_view in self.feed_views:
+            with failures_logged(logger, "derived view %s", name):
+                await feed_view.step(feed)
+        if content:
             batch = frozenset(content)
             for view in _views:
                 with failures_logged(logger, "derived view %s for %d documents", view.name, len(batch)):
                     await view.handle(self.store, batch)
             logger.info("derived views brought in step for %d documents", len(batch))
-        newest = max([cursor, *(row_id for row_id, _ in read.rows)])
-        self._handled.update(row_id for row_id, _ in fresh)
+        newest = max([cursor, *(row.id for row in read.rows)])
+        self._handled.update(row.id for row in fresh)
         self._handled = {row_id for row_id in self._handled if row_id > newest - WINDOW}
         if newest != cursor:
             await self.store.db(cursor_save, last_update_id=newest, name=self.name)

@@ -1,7 +1,18 @@
-"""When versions are recorded: after every compaction, and once an edit burst has been quiet a while.
+"""When versions are recorded: after every compaction, once an edit burst has been quiet a while
+(`LENSRELAY_VERSIONS_QUIET_SECONDS`), and a baseline before a document's first edits.
 
-Only the process where an edit happened schedules its quiet version (other workers apply it from the
-log and stay out); the database decides between processes that recorded the same text.
+Where depends on `LENSRELAY_DERIVED_WORK` (lensrelay.docstore.derived):
+
+- ``"process"``: the derive process, as a view following the update log (`VersionsFollower`). A burst is
+  a document's log rows since its newest version; it has gone quiet once no row of it was logged for the
+  quiet time (by the rows' own timestamps). A compaction it reads keeps the snapshot as a version. The
+  baseline is the state before the burst's first row, rebuilt from the snapshot and the log. Nothing is
+  kept in the server processes, not per update, not per compaction; a restarted derive process finds the
+  bursts it had not kept in the log again (`recording.versions_unrecorded`).
+- ``"inline"``: the server process where an edit happened (other workers apply it from the log and stay
+  out) keeps a timer per document, and its compactions record their snapshot.
+
+Either way the database decides between processes that recorded the same text.
 """
 
 from __future__ import annotations
@@ -9,10 +20,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.utils import timezone
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.derived import FeedStep, derived_feed_view, derived_inline
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
@@ -22,7 +37,12 @@ from lensrelay.history.models import DocVersion
 
 logger = logging.getLogger(__name__)
 
-persistence.on_compacted(recording.on_compacted)
+
+@persistence.on_compacted
+def _compacted(done: persistence.Compacted) -> None:
+    # With a derive process, it reads the compaction from the log and keeps the version there.
+    if derived_inline():
+        recording.on_compacted(done)
 
 
 class _Quiet:
@@ -70,8 +90,121 @@ def quiet_for(store: DocStore) -> _Quiet:
 
 @on_change
 def _edited(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind in recording.VERSIONED_KINDS and room.changed_here:
+    if room.kind in recording.VERSIONED_KINDS and room.changed_here and derived_inline():
         quiet_for(room.store).edited(room.doc_id, logged_id=room.last_logged_id)
+
+
+# -- in the derive process ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Burst:
+    """A document's log rows not yet in a version, as the follower read them."""
+
+    first_id: int
+    last_id: int
+    last_at: datetime
+    authors: dict[int, str] = field(default_factory=dict)
+    # The version before it: "todo", "waiting" (the burst so far only created the document: nothing to
+    # keep yet), "done".
+    baseline: str = "todo"
+    asked_at: int = 0  # the burst's last row when its baseline was last looked for
+
+    def add(self, row_id: int, author: str, created: datetime) -> None:
+        self.first_id = min(self.first_id, row_id)
+        self.last_id = max(self.last_id, row_id)
+        self.last_at = max(self.last_at, created)
+        self.authors[row_id] = author
+
+
+class VersionsFollower:
+    """The versions, kept by the derive process from the update log (a `derived_feed_view`)."""
+
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self.bursts: dict[str, _Burst] = {}
+        # Per document, the newest log id a version recorded here includes: rows up to it are kept.
+        self.versioned: dict[str, int] = {}
+        self.resumed = False
+
+    async def step(self, feed: FeedStep) -> None:
+        if not self.resumed:
+            # What a stopped derive process had read but not kept yet is in the log still: the rows of
+            # each document after its newest version.
+            unrecorded = await self.store.db(recording.versions_unrecorded)
+            self.versioned.update(unrecorded.newest)
+            for found in unrecorded.documents:
+                for row_id, author, created in found.rows:
+                    self._read(found.doc_id, row_id, author, created)
+            self.resumed = True
+        versioned = feed.of_kind(*recording.VERSIONED_KINDS)
+        for row in feed.rows:
+            if row.doc_id in versioned and row.id > self.versioned.get(row.doc_id, 0):
+                self._read(row.doc_id, row.id, row.author, row.created)
+        await self._baselines()
+        # A compaction is a version. The log says which: those that folded rows before they were read
+        # (`compacted`), and, for the documents with rows not in a version yet, their snapshot, which
+        # a compaction after the rows were read has moved on.
+        snapshots = dict((doc_id, upto) for doc_id, upto in feed.compacted if doc_id in versioned)
+        if self.bursts:
+            snapshots.update(await self.store.db(recording.snapshots_of, doc_ids=sorted(self.bursts)))
+        for doc_id, upto in sorted(snapshots.items()):
+            if upto > self.versioned.get(doc_id, 0):
+                await self._compacted(doc_id, upto)
+        await self._quiet()
+
+    def _read(self, doc_id: str, row_id: int, author: str, created: datetime) -> None:
+        burst = self.bursts.get(doc_id)
+        if burst is None:
+            self.bursts[doc_id] = _Burst(row_id, row_id, created, {row_id: author})
+        else:
+            burst.add(row_id, author, created)
+
+    async def _baselines(self) -> None:
+        for doc_id, burst in list(self.bursts.items()):
+            if burst.baseline == "done" or (burst.baseline == "waiting" and burst.asked_at == burst.last_id):
+                continue
+            burst.asked_at = burst.last_id
+            with failures_logged(logger, "recording the version before the edits of %s", doc_id):
+                done = await self.store.db(
+                    recording.version_record_burst_baseline, doc_id=doc_id, first_id=burst.first_id
+                )
+                # None: only the document's creation so far; asked again on the next pass.
+                burst.baseline = "waiting" if done is None else "done"
+
+    async def _compacted(self, doc_id: str, upto: int) -> None:
+        burst = self.bursts.get(doc_id)
+        authors = [] if burst is None else [(i, a) for i, a in burst.authors.items() if i <= upto]
+        with failures_logged(logger, "recording the compacted version of %s", doc_id):
+            version = await self.store.db(recording.version_record_snapshot, doc_id=doc_id, authors=authors)
+            self._kept(doc_id, upto if version is None else version.upto_update_id)
+
+    async def _quiet(self) -> None:
+        quiet = timedelta(seconds=float(settings.LENSRELAY_VERSIONS_QUIET_SECONDS))
+        now = timezone.now()
+        for doc_id, burst in list(self.bursts.items()):
+            # Not before its baseline was looked for (a failure to is tried again on the next pass).
+            if now - burst.last_at < quiet or burst.baseline == "todo":
+                continue
+            if burst.baseline == "waiting":
+                # Only the document's creation (an import, a new note): its text is in the log, and kept
+                # as the baseline of its first edits; a version of it would only copy it.
+                del self.bursts[doc_id]
+                continue
+            with failures_logged(logger, "recording a version of %s", doc_id):
+                version = await self.store.db(recording.version_record_stored, doc_id=doc_id)
+                self._kept(doc_id, burst.last_id if version is None else version.upto_update_id)
+
+    def _kept(self, doc_id: str, upto: int) -> None:
+        """Rows up to `upto` are in a version (or were found to need none): the burst ends if it had no
+        later row."""
+        self.versioned[doc_id] = max(self.versioned.get(doc_id, 0), upto)
+        burst = self.bursts.get(doc_id)
+        if burst is not None and burst.last_id <= upto:
+            del self.bursts[doc_id]
+
+
+derived_feed_view("versions", VersionsFollower)
 
 
 def _purged(sender: object, *, doc_ids: list[str], **kwargs: object) -> None:

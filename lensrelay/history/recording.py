@@ -1,5 +1,8 @@
 """Recording versions (database side, synchronous) and pruning them to the retention policy.
 
+What to record and when is decided in `lensrelay.history.listen` (in the server process inline, in the
+derive process otherwise); these functions are the database side of both.
+
 Several workers may try to record the same state (each compacts, each sees the same edit burst go quiet):
 the document's YDoc row is locked while the newest version is compared and the new one written, so one
 of them records it and the others find its text already there. Recording runs after a compaction has
@@ -18,9 +21,10 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
-from pycrdt import Doc, Text, merge_updates
+from pycrdt import Doc, Text
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.derived import state_before
 from lensrelay.history.models import DocVersion
 from lensrelay.models import YDoc, YSnapshot, YUpdate
 
@@ -115,30 +119,127 @@ def version_record_baseline(*, doc_id: str, before_id: int) -> bool:
     """
     if DocVersion.objects.filter(doc_id=doc_id).exists():
         return True
-    rows = list(
-        YUpdate.objects.filter(doc_id=doc_id, id__lt=before_id)
-        .order_by("id")
-        .values_list("id", "data", "author", "created")
+    before = state_before(doc_id=doc_id, before_id=before_id)
+    if before is None or before.state is None:
+        return False
+    version_record(
+        doc_id=doc_id,
+        state=before.state,
+        upto_update_id=before.upto_update_id,
+        authors=before.authors,
+        created=before.created,
     )
+    return True
+
+
+def version_record_burst_baseline(*, doc_id: str, first_id: int) -> bool | None:
+    """The derive process's baseline: the text before an edit burst whose first log row is `first_id`,
+    if the document has no version yet (after that, each burst's quiet version is the next one's before).
+
+    True: the document has a version (now). None: not yet, as the burst so far only created the document;
+    the text it was created with is the text before its first edit, kept once the burst's next row is
+    logged (ask again then). False: never, a compaction folded the rows before the burst meanwhile.
+    """
+    if DocVersion.objects.filter(doc_id=doc_id).exists():
+        return True
+    before = state_before(doc_id=doc_id, before_id=first_id)
+    if before is None:
+        return False
+    if before.state is not None:
+        version_record(
+            doc_id=doc_id,
+            state=before.state,
+            upto_update_id=before.upto_update_id,
+            authors=before.authors,
+            created=before.created,
+        )
+        return True
+    after = (
+        YUpdate.objects.filter(doc_id=doc_id, id__gt=first_id)
+        .order_by("id")
+        .values_list("id", flat=True)
+        .first()
+    )
+    if after is None:
+        return None
+    return version_record_baseline(doc_id=doc_id, before_id=after)
+
+
+def version_record_snapshot(*, doc_id: str, authors: Iterable[tuple[int, str]] = ()) -> DocVersion | None:
+    """Record the document's snapshot (the state its latest compaction folded), when the derive process
+    reads that it was compacted; `authors` are (log id, author) of the rows it read of the document."""
     snapshot = (
         YSnapshot.objects.filter(doc_id=doc_id).values_list("data", "upto_update_id", "updated").first()
     )
-    if snapshot is not None and snapshot[1] >= before_id:
-        return False
-    updates = ([bytes(snapshot[0])] if snapshot else []) + [bytes(data) for _, data, _, _ in rows]
-    if not updates:
-        return False
-    state = updates[0] if len(updates) == 1 else merge_updates(*updates)
-    upto = max([snapshot[1] if snapshot else 0, *(row_id for row_id, _, _, _ in rows)])
-    moments = [created for _, _, _, created in rows] + ([snapshot[2]] if snapshot else [])
-    version_record(
-        doc_id=doc_id,
-        state=state,
-        upto_update_id=upto,
-        authors=[(row_id, author) for row_id, _, author, _ in rows],
-        created=max(moments),
+    if snapshot is None:
+        return None
+    data, upto, updated = snapshot
+    return version_record(
+        doc_id=doc_id, state=bytes(data), upto_update_id=upto, authors=authors, created=updated
     )
-    return True
+
+
+def snapshots_of(*, doc_ids: list[str]) -> dict[str, int]:
+    """The last log id each document's snapshot includes (documents never compacted are left out)."""
+    found: dict[str, int] = {}
+    for start in range(0, len(doc_ids), 500):
+        found.update(
+            YSnapshot.objects.filter(doc_id__in=doc_ids[start : start + 500]).values_list(
+                "doc_id", "upto_update_id"
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class Unversioned:
+    """A document's log rows after its newest version: (log id, author, logged at), oldest first."""
+
+    doc_id: str
+    rows: list[tuple[int, str, datetime]]
+
+
+@dataclass(frozen=True)
+class Unrecorded:
+    documents: list[Unversioned]
+    newest: dict[str, int]  # the newest version's log id, of every versioned document in the log
+
+
+def versions_unrecorded() -> Unrecorded:
+    """Every versioned document with log rows after its newest version: the edit bursts a derive process
+    that stopped (killed, restarted) had not yet kept, found again from the database. (The log holds a
+    few hundred rows per document at most: compaction folds the rest.)"""
+    rows = list(
+        YUpdate.objects.filter(doc_id__in=YDoc.objects.filter(kind__in=VERSIONED_KINDS).values("doc_id"))
+        .order_by("id")
+        .values_list("id", "doc_id", "author", "created")
+    )
+    docs = sorted({doc_id for _, doc_id, _, _ in rows})
+    newest: dict[str, int] = {}
+    for start in range(0, len(docs), 500):
+        newest.update(
+            DocVersion.objects.filter(doc_id__in=docs[start : start + 500])
+            .values("doc_id")
+            .annotate(m=Max("upto_update_id"))
+            .values_list("doc_id", "m")
+        )
+    found: dict[str, Unversioned] = {}
+    for row_id, doc_id, author, created in rows:
+        if row_id > newest.get(doc_id, 0):
+            found.setdefault(doc_id, Unversioned(doc_id, [])).rows.append((row_id, author, created))
+    # A document with no version, no snapshot and one logged row is only created (an import leaves
+    # thousands): nothing to keep, its text is that row (kept as the baseline once it is edited).
+    just_made = sorted(doc_id for doc_id, u in found.items() if doc_id not in newest and len(u.rows) == 1)
+    compacted: set[str] = set()
+    for start in range(0, len(just_made), 500):
+        compacted.update(
+            YSnapshot.objects.filter(doc_id__in=just_made[start : start + 500]).values_list(
+                "doc_id", flat=True
+            )
+        )
+    for doc_id in set(just_made) - compacted:
+        del found[doc_id]
+    return Unrecorded(documents=list(found.values()), newest=newest)
 
 
 def on_compacted(done: persistence.Compacted) -> None:

@@ -5,20 +5,31 @@ Incremental: each store remembers, per folder document, which targets every sour
 from the map, and again only when someone else changed the folder document), so an edit writes the
 entries of the links it added or removed and reads nothing else of the folder's map. The derive process
 runs it (lensrelay.docstore.derived); with LENSRELAY_DERIVED_WORK=inline the process of the edit does.
+
+A move, a trash or a restore changes which note an entry is (and whether it is listed) without changing
+any text: inline, the process that did it indexes the notes concerned (lensrelay.vault.moves, trash); with
+a derive process, `FolderEntriesFollower` reads the folder document's change from the log like any other,
+compares its entries with what they were, and indexes the same notes there.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from lensrelay.docstore import folderdoc
-from lensrelay.docstore.derived import derived_inline, derived_view
+from pycrdt import Doc, Map, Subscription
+
+from lensrelay.docstore import folderdoc, trashdoc
+from lensrelay.docstore.derived import FeedStep, derived_feed_view, derived_inline, derived_view, state_before
 from lensrelay.docstore.later import Later
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.links.graph import link_graph
+from lensrelay.models import YDoc
+from lensrelay.vault.folder_entries import relay_prefix
+from lensrelay.vault.folders import mirror_folder
 from lensrelay.vault.paths import path_index
 
 DEBOUNCE_SECONDS = 1.0
@@ -185,6 +196,122 @@ async def _derive(store: DocStore, doc_ids: frozenset[str]) -> None:
 
 
 derived_view("backlinks", _derive)
+
+
+# -- after folder changes, in the derive process -----------------------------------------------------------
+
+Paths = dict[str, str]  # entry uuid -> folder-relative path (in the trash too)
+
+
+def _paths(doc: Doc[Any]) -> Paths:
+    return {entry.uuid: entry.path for entry in folderdoc.entries(doc).values()}
+
+
+def _listed(path: str | None) -> bool:
+    return path is not None and not trashdoc.is_trashed(path)
+
+
+class FolderEntriesFollower:
+    """Backlinks after a folder document's entries change: a `derived_feed_view` of the derive process.
+
+    Per folder document, the entries as of the last pass (after a restart: rebuilt from the log, as they
+    were before the first row read of it). An entry that moved, went to the trash or came back has its
+    own links indexed again and those of the notes its folder's backlinks_v0 names as linking to it (as
+    the move itself does inline); one that came into the folder (a restore, a move from another folder, a
+    new note) may be what a link of any note of the folder means now, so those notes are looked at again.
+    A folder whose past the log no longer holds (compacted meanwhile) has all its notes indexed again.
+    """
+
+    def __init__(self, store: DocStore) -> None:
+        self.store = store
+        self.paths: dict[str, Paths] = {}
+        # The folder rooms whose `filemeta_v0` is observed here, and those it changed in since last read:
+        # the derive process's own backlinks writes change a folder document on most passes, and reading
+        # 100,000 entries each time to find nothing moved would be most of its work.
+        self.watched: dict[str, Room] = {}
+        self.touched: set[str] = set()
+        self._observers: dict[str, tuple[Map[Any], Subscription]] = {}
+
+    async def step(self, feed: FeedStep) -> None:
+        folders = feed.of_kind(YDoc.Kind.FOLDER)
+        if not folders:
+            return
+        index = path_index(self.store)
+        await index.ensure()
+        folder_ids = {doc_id: folder_id for folder_id, (_, doc_id) in index.folders.items()}
+        first_rows: dict[str, int] = {}
+        for row in feed.rows:
+            first_rows.setdefault(row.doc_id, row.id)
+        wanted: set[str] = set()
+        for folder_doc_id in sorted(folders):
+            room = await self.store.get(folder_doc_id)
+            folder_id = folder_ids.get(folder_doc_id)
+            if room is None or folder_id is None:
+                self.paths.pop(folder_doc_id, None)  # gone, or too new for the index: its notes follow
+                continue
+            before = self.paths.get(folder_doc_id)
+            if before is not None and self.watched.get(folder_doc_id) is room:
+                if folder_doc_id not in self.touched:
+                    continue
+            else:
+                self._watch(room)
+            self.touched.discard(folder_doc_id)
+            now = _paths(room.doc)
+            if before is None:
+                before = await self._paths_before(folder_doc_id, first_rows.get(folder_doc_id))
+            self.paths[folder_doc_id] = now
+            if before == now:
+                continue  # backlinks written, metadata changed: nothing moved
+            # Links resolve against the path index: it must list the entries as they are now.
+            await mirror_folder(self.store, folder_id=folder_id, room=room)
+            wanted |= await self._concerned(room, folder_id, before, now)
+        for doc_id in sorted(wanted):
+            entry = index.by_doc_id(doc_id)
+            if entry is not None and entry.is_markdown:
+                await reindex(self.store, doc_id)
+
+    def _watch(self, room: Room) -> None:
+        doc_id = room.doc_id
+
+        def changed(events: list[Any]) -> None:
+            self.touched.add(doc_id)
+
+        filemeta: Map[Any] = room.doc.get(folderdoc.FILEMETA, type=Map)
+        # The map and its subscription are kept: dropped, the subscription would end.
+        self.watched[doc_id] = room
+        self._observers[doc_id] = (filemeta, filemeta.observe_deep(changed))
+
+    async def _paths_before(self, folder_doc_id: str, first_row: int | None) -> Paths | None:
+        if first_row is None:
+            return None  # only a compaction was read: what it folded is unknown
+        before = await self.store.db(state_before, doc_id=folder_doc_id, before_id=first_row)
+        if before is None:
+            return None
+        doc: Doc[Any] = Doc()
+        if before.state is not None:
+            doc.apply_update(before.state)
+        return _paths(doc)
+
+    async def _concerned(self, room: Room, folder_id: int, before: Paths | None, now: Paths) -> set[str]:
+        prefix = relay_prefix(room.doc_id)
+        index = path_index(self.store)
+        notes = [entry.doc_id for entry in index.folder_entries(folder_id) if entry.is_markdown]
+        if before is None:
+            return set(notes)
+        changed = {uuid for uuid in before.keys() | now.keys() if before.get(uuid) != now.get(uuid)}
+        # Read before anything is indexed again: who linked to the entries as they were.
+        linking = folderdoc.backlinks(room.doc)
+        concerned: set[str] = set()
+        for uuid in changed:
+            concerned.add(f"{prefix}-{uuid}")
+            concerned.update(f"{prefix}-{source}" for source in linking.get(uuid, []))
+        if any(_listed(now.get(uuid)) and not _listed(before.get(uuid)) for uuid in changed):
+            texts = await text_cache(self.store).get_many(notes)
+            concerned.update(doc_id for doc_id in notes if "[[" in texts[doc_id])
+        return concerned
+
+
+derived_feed_view("backlinks after folder changes", FolderEntriesFollower)
 
 
 @on_change

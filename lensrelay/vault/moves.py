@@ -22,6 +22,7 @@ from django.utils import timezone
 from pycrdt import Text
 
 from lensrelay.docstore import folderdoc, persistence
+from lensrelay.docstore.derived import derived_inline
 from lensrelay.docstore.folderdoc import FileEntry
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.room import Room
@@ -325,15 +326,17 @@ async def _move_entries(
     if not same:
         await mirror_folder(store, folder_id=source.id, room=source_room)
     await mirror_folder(store, folder_id=target.id, room=target_room)
-    # backlinks_v0 is keyed by folder: whatever links to a moved document is indexed again.
-    linking = folderdoc.backlinks(source_room.doc)
-    indexer = backlink_indexer(store)
-    for moved in source_entries.values() if not same else ():
-        if moved.path in first.moves:
-            for uuid in linking.get(moved.uuid, []):
-                indexer.add(f"{prefix}-{uuid}")
-    for doc_id in [*report.moved, *touched]:
-        indexer.add(doc_id)
+    if derived_inline():
+        # backlinks_v0 is keyed by folder: whatever links to a moved document is indexed again. (With a
+        # derive process, it reads the folder documents' change and does this there.)
+        linking = folderdoc.backlinks(source_room.doc)
+        indexer = backlink_indexer(store)
+        for moved in source_entries.values() if not same else ():
+            if moved.path in first.moves:
+                for uuid in linking.get(moved.uuid, []):
+                    indexer.add(f"{prefix}-{uuid}")
+        for doc_id in [*report.moved, *touched]:
+            indexer.add(doc_id)
     return report
 
 
@@ -392,9 +395,10 @@ async def folder_rename(store: DocStore, *, folder_id: int, name: str) -> MoveRe
                 report.documents_rewritten += bool(count)
                 await room.flushed()
         await index.refresh_folder(folder_id)
-        indexer = backlink_indexer(store)
-        for doc_id in touched:
-            indexer.add(doc_id)
+        if derived_inline():  # else the derive process reads the rewritten notes from the log
+            indexer = backlink_indexer(store)
+            for doc_id in touched:
+                indexer.add(doc_id)
         return report
 
 

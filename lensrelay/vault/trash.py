@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 
 from lensrelay.access.auth import Access
 from lensrelay.docstore import folderdoc, trashdoc
+from lensrelay.docstore.derived import derived_inline
 from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.links.graph import link_graph
@@ -150,10 +151,12 @@ async def documents_trash(
             await room.flushed()
             await mirror_folder(store, folder_id=folder_id, room=room)
             report.trashed.update({folder_name + old: folder_name + new for old, new in moves.items()})
-        # The linking notes' backlinks_v0 entries now point nowhere: index them again.
-        indexer = backlink_indexer(store)
-        for entry in linking:
-            indexer.add(entry.doc_id)
+        if derived_inline():
+            # The linking notes' backlinks_v0 entries now point nowhere: index them again. (With a
+            # derive process, it reads the folder documents' change and does this there.)
+            indexer = backlink_indexer(store)
+            for entry in linking:
+                indexer.add(entry.doc_id)
         return report
 
 
@@ -191,15 +194,17 @@ async def document_restore(*, store: DocStore, doc_id: str) -> str:
                 folderdoc.remove_entry(room.doc, path=empty)
         await room.flushed()
         await mirror_folder(store, folder_id=row.folder_id, room=room)
-        # backlinks_v0 again, for the restored notes and every note that links to them.
-        index = path_index(store)
-        restored = {f"{row.doc_id[:36]}-{entries[p].uuid}" for p in moves}
-        indexer = backlink_indexer(store)
-        for linking in await linking_notes(store, doc_ids=restored):
-            indexer.add(linking.doc_id)
-        for restored_id in restored:
-            if index.by_doc_id(restored_id) is not None:
-                indexer.add(restored_id)
+        if derived_inline():
+            # backlinks_v0 again, for the restored notes and every note that links to them. (With a
+            # derive process, it reads the folder document's change and does this there.)
+            index = path_index(store)
+            restored = {f"{row.doc_id[:36]}-{entries[p].uuid}" for p in moves}
+            indexer = backlink_indexer(store)
+            for linking in await linking_notes(store, doc_ids=restored):
+                indexer.add(linking.doc_id)
+            for restored_id in restored:
+                if index.by_doc_id(restored_id) is not None:
+                    indexer.add(restored_id)
         return row.folder.name + item.original
 
 

@@ -1,6 +1,7 @@
-"""The derive process beside the server, with real y-websocket clients as the writers: backlinks and
-search rows follow edits within the documented freshness, and killing the derive process loses nothing
-(the launcher starts it again, it resumes from its cursor) while the live path keeps serving."""
+"""The derive process beside the server, with real y-websocket clients as the writers: backlinks, search
+rows and versions follow edits within the documented freshness, and killing the derive process loses
+nothing (the launcher starts it again, it resumes from its cursor, and keeps the versions of the edits
+made while it was down) while the live path keeps serving."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ pytestmark = pytest.mark.e2e
 
 # Long enough to edit while the derive process is down, short enough for CI.
 RESTART_SECONDS = 4.0
+QUIET_SECONDS = 1.0
 RELAY_ENV = {
     "LENSRELAY_DERIVED_WORK": "process",
     "LENSRELAY_DERIVE_RESTART_SECONDS": str(RESTART_SECONDS),
+    "LENSRELAY_VERSIONS_QUIET_SECONDS": str(QUIET_SECONDS),
 }
 NOTES = 6
 _MARK = "E2E-DERIVE "
@@ -30,6 +33,25 @@ _SEARCH_SCRIPT = """
 import json
 from lensrelay.search.index import search_query
 print({mark!r} + json.dumps([[h.doc_id for h in search_query(query=w, folder_ids=None)] for w in {words!r}]))
+"""
+
+
+# A trash or a restore by another process (a management shell, as an operator's script would): it writes
+# the folder document and the rows; the backlinks follow through the derive process alone.
+_TRASH_SCRIPT = """
+import asyncio
+from lensrelay.docstore.store import get_store
+from lensrelay.vault import trash
+
+async def main():
+    store = get_store()
+    try:
+        await {call}
+    finally:
+        await store.close()
+
+asyncio.run(main())
+print("done")
 """
 
 
@@ -81,6 +103,15 @@ def uuid_of(doc_id: str) -> str:
     return doc_id[37:]
 
 
+async def version_texts(relay: Relay, doc_id: str) -> list[str]:
+    """The document's versions' texts, newest first, as `GET /d/<id>/versions` lists them."""
+    token = relay.tokens["edit"]
+    listed = await relay.get_json(f"/d/{doc_id}/versions", token=token)
+    return [
+        (await relay.get_json(f"/d/{doc_id}/versions/{v['versionId']}", token=token))["text"] for v in listed
+    ]
+
+
 async def test_the_launcher_runs_a_derive_process_and_backlinks_follow_within_a_second(
     vault: Relay, yclients: YClientFactory
 ) -> None:
@@ -101,6 +132,17 @@ async def test_the_launcher_runs_a_derive_process_and_backlinks_follow_within_a_
     elapsed = time.monotonic() - started
     # README: backlinks and search within 1 s of a change (the poll and one pass); CI gets slack.
     assert elapsed < 2.0, f"backlinks took {elapsed:.2f} s"
+    # README: a version within about 1 s of the burst going quiet (LENSRELAY_VERSIONS_QUIET_SECONDS),
+    # and the text from before the edit is kept too.
+    kept = await poll(
+        lambda: version_texts(relay, notes[0]),
+        lambda texts: bool(texts) and "freshword" in texts[0],
+        timeout=QUIET_SECONDS + 10,
+        what="a version of the edit",
+    )
+    elapsed = time.monotonic() - started
+    assert elapsed < QUIET_SECONDS + 3.0, f"the version took {elapsed:.2f} s"
+    assert "note 0\n" in kept
     found = await asyncio.to_thread(searched, relay, ["freshword"])
     assert found == [[notes[0]]]
 
@@ -153,3 +195,45 @@ async def test_killing_the_derive_process_loses_nothing_and_the_live_path_keeps_
     words = [f"downword{i}" for i in range(1, NOTES)]
     found = await asyncio.to_thread(searched, relay, words)
     assert found == [[doc_id] for doc_id in notes[1:]]
+    # The edits made while it was down went quiet then: the new process keeps them, and the text before.
+    for i, doc_id in enumerate(notes[1:], start=1):
+        kept = await poll(
+            lambda doc_id=doc_id: version_texts(relay, doc_id),  # type: ignore[misc]
+            lambda texts, i=i: bool(texts) and f"downword{i}" in texts[0],  # type: ignore[misc]
+            timeout=15.0,
+            what=f"a version of note {i}",
+        )
+        assert f"note {i}\n" in kept
+
+
+async def test_a_trash_and_a_restore_update_backlinks_through_the_derive_process(
+    vault: Relay, yclients: YClientFactory
+) -> None:
+    relay = vault
+    folder_doc, target, notes = await ids(relay)
+    params = {"token": relay.tokens["edit"]}
+    folder = await yclients(relay.doc_url(folder_doc), folder_doc, params=params, label="folder")
+    writer = await yclients(relay.doc_url(notes[0]), notes[0], params=params, label="writer")
+    await writer.insert(0, "trashword [[Target]] ")
+    await poll(
+        lambda: folder.get_map("backlinks_v0"),
+        lambda found: uuid_of(notes[0]) in found.get(uuid_of(target), []),
+        what="the note's backlink",
+    )
+    linked = (await folder.get_map("backlinks_v0"))[uuid_of(target)]
+
+    trash = f"trash.documents_trash(store=store, doc_ids=[{target!r}], force=True)"
+    await asyncio.to_thread(relay.manage, "shell", "-c", _TRASH_SCRIPT.format(call=trash))
+    started = time.monotonic()
+    await folder.wait_map("filemeta_v0", "/_trash/Target.md", timeout=5.0)
+    await folder.wait_map("backlinks_v0", uuid_of(target), present=False, timeout=5.0)
+    elapsed = time.monotonic() - started
+    # README: backlinks after a move, trash or restore within about 1 s; CI gets slack.
+    assert elapsed < 2.0, f"backlinks took {elapsed:.2f} s after the trash"
+
+    restore = f"trash.document_restore(store=store, doc_id={target!r})"
+    await asyncio.to_thread(relay.manage, "shell", "-c", _TRASH_SCRIPT.format(call=restore))
+    started = time.monotonic()
+    await folder.wait_map("backlinks_v0", uuid_of(target), value=linked, timeout=5.0)
+    elapsed = time.monotonic() - started
+    assert elapsed < 2.0, f"backlinks took {elapsed:.2f} s after the restore"

@@ -1,6 +1,6 @@
 """`manage.py derive`: the derive process. Follows the update log from its durable cursor and keeps the
-derived views (backlinks, search rows, vectors) in step, off the server's live path; beside that, it
-delivers webhooks (lensrelay.webhooks.delivery) from their outbox.
+derived views (backlinks, search rows, vectors, version snapshots) in step, off the server's live path;
+beside that, it delivers webhooks (lensrelay.webhooks.delivery) from their outbox.
 
 `python -m lensrelay.server.serve` starts one beside the server; scaled out, run exactly one per database
 (on any machine that reaches it). `--once` works off what is logged and exits; `--rebuild` starts again
@@ -43,8 +43,8 @@ class Command(BaseCommand):
     # The launcher starts it beside a server that has just run them.
     requires_system_checks: list[str] = []
     help = (
-        "Keep backlinks, search rows and vectors in step with the update log, and deliver webhooks "
-        "(the derive process)."
+        "Keep backlinks, search rows, vectors and versions in step with the update log, and deliver "
+        "webhooks (the derive process)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -1,6 +1,6 @@
-"""Derived views converge with the documents after a burst over 100 notes (backlinks and search from the
-derive process's follower; notifications and the suggestion follower, which stay in the server), and the
-follower resumes from its durable cursor."""
+"""Derived views converge with the documents after a burst over 100 notes (backlinks, search and versions
+from the derive process's follower; notifications and the suggestion follower, which stay in the server),
+and the follower resumes from its durable cursor."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from pycrdt import Text
 
-from lensrelay.docstore import folderdoc
+from lensrelay.docstore import folderdoc, persistence
 from lensrelay.docstore.derived import DeriveFollower, cursor_load, derive_pending, follower_for
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.room import MODIFIED_RESOLUTION_SECONDS
 from lensrelay.docstore.store import DocStore
+from lensrelay.history.models import DocVersion
+from lensrelay.history.recording import state_text
 from lensrelay.models import Document
 from lensrelay.search.index import search_query, search_stale
 from lensrelay.search.maintain import _markdown_documents
@@ -59,6 +61,14 @@ def expected_backlinks(uuids: list[str], links: dict[int, frozenset[int]]) -> di
             if target != source:
                 found.setdefault(uuids[target], []).append(uuids[source])
     return {target: sorted(sources) for target, sources in found.items()}
+
+
+def version_texts(doc_id: str) -> list[str]:
+    """The document's versions' texts, newest first."""
+    states = (
+        DocVersion.objects.filter(doc_id=doc_id).order_by("-upto_update_id").values_list("state", flat=True)
+    )
+    return [state_text(bytes(state)) for state in states]
 
 
 def subscribe(session_id: str, notes: list[Any]) -> None:
@@ -145,6 +155,19 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
         assert stale == ([], [])
         assert await store.db(cursor_load) == fresh.cursor
 
+        # Versions (quiet at once here): every edited note's newest version is its text now, and the
+        # text it was created with is kept, whichever follower read its edits; a note only created has
+        # none (its text is its one logged row).
+        for i, note in enumerate(notes):
+            kept = await store.db(version_texts, note.doc_id)
+            now = await store.db(persistence.stored_text, note.doc_id)
+            if now == f"note{i}\n":
+                assert kept in ([], [now]), note.path
+            else:
+                assert kept[:1] == [now] and f"note{i}\n" in kept, (note.path, kept)
+        last_edited, _ = ops[-1]
+        assert await store.db(version_texts, notes[last_edited].doc_id)
+
         # Notifications agree with the burst: every subscribed note that was edited, and no other.
         want_told = {f"lens://{notes[i].doc_id}" for i, _ in ops if i < 10}
         told: set[str] = set()
@@ -185,6 +208,7 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
 @given(ops=edits)
 def test_derived_views_converge_after_a_burst_over_a_hundred_notes(ops: Any, settings: Any) -> None:
     settings.LENSRELAY_DERIVED_WORK = "process"
+    settings.LENSRELAY_VERSIONS_QUIET_SECONDS = 0
     # The last edit is of a subscribed note, so the notifications check is never vacuous.
     asyncio.run(scenario([*ops, (0, frozenset({1}))]))
 

@@ -106,3 +106,86 @@ async def test_links_written_before_the_entry_is_mirrored_are_indexed(store: Any
     await mirror_folder(store, folder_id=folder.pk, room=folder_room)
     assert room.doc is not None
     assert await backlinks_settle(store, folder, {target.uuid: [file_uuid]}) == {target.uuid: [file_uuid]}
+
+
+# -- with a derive process: moves, trash and restore follow the log ---------------------------------------
+
+
+async def derive_afresh(store: Any) -> None:
+    """What a derive process started now does (a restart: nothing remembered but the cursor)."""
+    from lensrelay.docstore.derived import DeriveFollower
+
+    follower = DeriveFollower(store)
+    while True:
+        before = follower.cursor
+        await follower.step()
+        if follower.cursor == before:
+            return
+
+
+async def test_with_a_derive_process_trash_restore_and_moves_update_backlinks_there(
+    store: Any, make_folder: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lensrelay.docstore import derived
+    from lensrelay.docstore.derived import derive_pending
+    from lensrelay.vault.moves import FolderRef, move_entries
+    from lensrelay.vault.trash import document_restore, documents_trash
+
+    settings.LENSRELAY_DERIVED_WORK = "process"
+    lens = await sync_to_async(make_folder)("Lens")
+    other = await sync_to_async(make_folder)("Other")
+    target = await document_create(store=store, folder=lens, path="/Notes/Target.md", text="target\n")
+    linker = await document_create(store=store, folder=lens, path="/Linker.md", text="see [[Target]]\n")
+    outsider = await document_create(store=store, folder=other, path="/Outsider.md", text="see [[Target]]\n")
+    await derive_pending(store)
+    lens_room, other_room = await store.get(lens.doc_id), await store.get(other.doc_id)
+    linked = {target.uuid: [linker.uuid]}
+    assert folderdoc.backlinks(lens_room.doc) == linked
+    assert folderdoc.backlinks(other_room.doc) == {}  # a link resolves among its own folder's notes
+
+    async def server_did_nothing(want: dict[str, list[str]]) -> None:
+        await asyncio.sleep(0.3)  # longer than the (patched) inline debounce
+        assert folderdoc.backlinks(lens_room.doc) == want
+        assert not backlinks.backlink_indexer(store)._dirty
+
+    # Trashed: the trash's own write takes the note out of backlinks_v0 (trashdoc), nothing else runs.
+    await documents_trash(store=store, doc_ids=[target.doc_id], force=True)
+    await server_did_nothing({})
+    await derive_pending(store)
+    assert folderdoc.backlinks(lens_room.doc) == {}
+
+    # Restored: the links into it are back once the derive process read the folder's change.
+    await document_restore(store=store, doc_id=target.doc_id)
+    await server_did_nothing({})
+    await derive_pending(store)
+    assert folderdoc.backlinks(lens_room.doc) == linked
+
+    # Again, the restore read by a derive process started afresh that re-reads no window below its
+    # cursor (so no note's own change is in what it reads): it rebuilds the entries from the log.
+    await documents_trash(store=store, doc_ids=[target.doc_id], force=True)
+    await derive_pending(store)
+    await document_restore(store=store, doc_id=target.doc_id)
+    monkeypatch.setattr(derived, "WINDOW", 0)
+    await derive_afresh(store)
+    assert folderdoc.backlinks(lens_room.doc) == linked
+    monkeypatch.undo()
+    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+
+    # Moved to the other folder: the link from Lens now crosses folders (no backlink), and the note of
+    # Other whose link meant it all along now finds it among its own folder's notes.
+    await move_entries(
+        store,
+        source=FolderRef(id=lens.pk, name=lens.name, doc_id=lens.doc_id),
+        target=FolderRef(id=other.pk, name=other.name, doc_id=other.doc_id),
+        old="/Notes/Target.md",
+        new="/Target.md",
+        folder=False,
+    )
+    await server_did_nothing(linked)
+    await derive_pending(store)
+    assert folderdoc.backlinks(lens_room.doc) == {}
+    assert folderdoc.backlinks(other_room.doc) == {target.uuid: [outsider.uuid]}
+    # Nothing more to do: a pass changes nothing.
+    before = (folderdoc.backlinks(lens_room.doc), folderdoc.backlinks(other_room.doc))
+    await derive_pending(store)
+    assert (folderdoc.backlinks(lens_room.doc), folderdoc.backlinks(other_room.doc)) == before

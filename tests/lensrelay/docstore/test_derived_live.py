@@ -1,0 +1,166 @@
+"""With a derive process (LENSRELAY_DERIVED_WORK=process) the live path does only live work: y-websocket
+updates through the real sync consumer are received, logged, broadcast and compacted, and no derived view
+(backlinks, search rows, vectors, versions, backlinks after folder changes) nor any version keeping runs in
+the server process; the follower runs them all afterwards. Inline, the same instruments count work in the
+server process, which is what shows they would catch it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from pycrdt import Doc, Text
+
+from lensrelay.docstore import derived
+from lensrelay.docstore.derived import DerivedFeedView, DerivedView, FeedStep, derive_pending
+from lensrelay.history import recording
+from lensrelay.history.models import DocVersion
+from lensrelay.protocol import wire
+from lensrelay.search.maintain import SearchMaintainer
+from lensrelay.semantic.maintain import SemanticMaintainer
+from lensrelay.vault import backlinks
+from lensrelay.vault.documents import document_create
+from lensrelay.vault.trash import documents_trash
+from tests.lensrelay.sync.test_consumer import connect, decode, edit, handshake
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+UPDATES = 30
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts every run of derived work in this process, by name."""
+    runs: Counter[str] = Counter()
+
+    def views(handle: Callable[..., Awaitable[None]], name: str) -> Callable[..., Awaitable[None]]:
+        async def counting(store: Any, doc_ids: frozenset[str]) -> None:
+            runs[f"view {name}"] += 1
+            await handle(store, doc_ids)
+
+        return counting
+
+    monkeypatch.setattr(
+        derived, "_views", [DerivedView(view.name, views(view.handle, view.name)) for view in derived._views]
+    )
+
+    def feed_views(factory: Callable[[Any], Any], name: str) -> Callable[[Any], Any]:
+        def make(store: Any) -> Any:
+            made = factory(store)
+            step = made.step
+
+            async def counting(feed: FeedStep) -> None:
+                if feed.rows or feed.compacted:
+                    runs[f"feed view {name}"] += 1
+                await step(feed)
+
+            made.step = counting
+            return made
+
+        return make
+
+    monkeypatch.setattr(
+        derived,
+        "_feed_views",
+        [DerivedFeedView(view.name, feed_views(view.factory, view.name)) for view in derived._feed_views],
+    )
+
+    def sync(module: Any, name: str, label: str) -> None:
+        original = getattr(module, name)
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            runs[label] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counting)
+
+    def coroutine(module: Any, name: str, label: str) -> None:
+        original = getattr(module, name)
+
+        async def counting(*args: Any, **kwargs: Any) -> Any:
+            runs[label] += 1
+            return await original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counting)
+
+    for name in ("version_record", "version_record_baseline", "version_record_stored"):
+        sync(recording, name, name)
+    coroutine(backlinks, "reindex", "backlinks")
+    sync(SearchMaintainer, "schedule", "search scheduled")
+    coroutine(SearchMaintainer, "reindex", "search rows")
+    sync(SemanticMaintainer, "schedule", "vectors scheduled")
+    return runs
+
+
+async def burst(store: Any, doc_id: str, token: str) -> None:
+    """UPDATES updates from one y-websocket client, each delivered to another before the next."""
+    writer, reader = await connect(doc_id, token), await connect(doc_id, token)
+    client: Doc[Any] = await handshake(writer)
+    await handshake(reader)
+    for n in range(UPDATES):
+        text = str(client.get("contents", type=Text))
+        await writer.send_to(bytes_data=wire.sync_update(edit(client, len(text), f" live{n} [[Target]]")))
+        kind, step, _ = decode(await reader.receive_from(timeout=5))
+        assert (kind, step) == (wire.MESSAGE_SYNC, wire.SYNC_UPDATE)
+    await writer.disconnect()
+    await reader.disconnect()
+    room = await store.get(doc_id)
+    await room.flushed()
+
+
+@pytest.mark.parametrize("mode", ["process", "inline"])
+async def test_the_live_path_runs_no_derived_work_with_a_derive_process(
+    store: Any,
+    make_folder: Any,
+    make_token: Any,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    counted: Counter[str],
+    mode: str,
+) -> None:
+    settings.LENSRELAY_DERIVED_WORK = mode
+    settings.LENSRELAY_VERSIONS_QUIET_SECONDS = 0.2
+    store.compact_after = 5  # the server compacts several times during the burst
+    monkeypatch.setattr(backlinks, "DEBOUNCE_SECONDS", 0.05)
+    folder = await sync_to_async(make_folder)("Lens")
+    target = await document_create(store=store, folder=folder, path="/Target.md", text="target\n")
+    note = await document_create(store=store, folder=folder, path="/Note.md", text="note\n")
+    token = await sync_to_async(make_token)("edit")
+    await asyncio.sleep(0.5)  # whatever creating them set off has run
+    counted.clear()
+
+    await burst(store, note.doc_id, token)
+    # Longer than every inline debounce and the quiet time: what the server would do, it has done.
+    await asyncio.sleep(1.5)
+    live = +counted
+    if mode == "inline":
+        # The instruments see work in the server process when there is some.
+        assert live["backlinks"] and live["version_record_stored"] and live["search scheduled"], live
+        return
+    assert live == Counter(), f"derived work ran on the live path: {dict(live)}"
+    assert not await DocVersion.objects.filter(doc_id=note.doc_id).aexists()
+
+    # A trash through the services: its link rewriting is no derived work, its backlinks are.
+    await documents_trash(store=store, doc_ids=[target.doc_id], force=True)
+    await asyncio.sleep(0.3)
+    # (The folder's mirroring compares its search rows with the document rows: once per folder change,
+    # not per update, and no backlinks.)
+    after_trash = {name: n for name, n in counted.items() if n and name != "search rows"}
+    assert after_trash == {}, f"derived work ran after a trash: {after_trash}"
+
+    # The follower does it all.
+    await derive_pending(store)
+    done = +counted
+    for name in (
+        "view backlinks",
+        "view search",
+        "feed view versions",
+        "feed view backlinks after folder changes",
+        "version_record",
+    ):
+        assert done[name], (name, dict(done))
+    assert await DocVersion.objects.filter(doc_id=note.doc_id).aexists()
