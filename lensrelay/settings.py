@@ -184,6 +184,9 @@ LENSRELAY_VERSIONS_KEEP_ALL_DAYS = _env_float("LENSRELAY_VERSIONS_KEEP_ALL_DAYS"
 LENSRELAY_VERSIONS_MAX = int(os.environ.get("LENSRELAY_VERSIONS_MAX", "200"))
 # Event-loop lag over this many milliseconds is logged as a warning (lensrelay.server.looplag); 0 = never.
 LENSRELAY_LOOP_LAG_LOG_MS = _env_float("LENSRELAY_LOOP_LAG_LOG_MS", 50.0)
+# Processes for pure CPU work on megabytes (big edit plans, review pages of huge notes, version diffs of long
+# notes; lensrelay/docstore/offload.py), started on first use.
+LENSRELAY_OFFLOAD_PROCESSES = int(os.environ.get("LENSRELAY_OFFLOAD_PROCESSES", "1"))
 LENSRELAY_MAX_FRAME_BYTES = int(os.environ.get("LENSRELAY_MAX_FRAME_BYTES", str(16 * 1024 * 1024)))
 # daphne's `manage.py runserver` reads these (`python -m lensrelay.server.serve` sets them itself).
 DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = LENSRELAY_MAX_FRAME_BYTES
