@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from typing import Any
+
+import pytest
 
 from lensrelay.docstore import offload
 
@@ -28,3 +31,20 @@ async def test_a_killed_worker_is_replaced() -> None:
     again, length = await offload.offloaded(_pid_and_length, "abc")
     assert again != pid and length == 3
     assert offload.offloaded_sync(_pid_and_length, "ab") == (again, 2)
+
+
+async def test_a_pool_size_below_one_still_gets_one_process(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    settings.LENSRELAY_OFFLOAD_PROCESSES = (
+        0  # or negative: a typo must not leave big work with nowhere to run
+    )
+    monkeypatch.setattr(offload, "_pool", None)
+    try:
+        pid, length = await offload.offloaded(_pid_and_length, "abcd")
+        assert pid != os.getpid() and length == 4
+        assert offload.offload_pool()._max_workers == 1  # type: ignore[attr-defined]
+    finally:
+        pool = offload._pool
+        if pool is not None:
+            pool.shutdown(wait=True)
