@@ -207,6 +207,9 @@ try:
     _metrics_networks(LENSRELAY_METRICS_ALLOW)
 except ValueError as _exc:
     raise ImproperlyConfigured(f"LENSRELAY_METRICS_ALLOW: {_exc}") from None
+# Processes for pure CPU work on megabytes (big edit plans, review pages of huge notes, version diffs of long
+# notes; lensrelay/docstore/offload.py), started on first use.
+LENSRELAY_OFFLOAD_PROCESSES = int(os.environ.get("LENSRELAY_OFFLOAD_PROCESSES", "1"))
 LENSRELAY_MAX_FRAME_BYTES = int(os.environ.get("LENSRELAY_MAX_FRAME_BYTES", str(16 * 1024 * 1024)))
 # daphne's `manage.py runserver` reads these (`python -m lensrelay.server.serve` sets them itself).
 DAPHNE_WEBSOCKET_MAX_MESSAGE_SIZE = DAPHNE_WEBSOCKET_MAX_FRAME_SIZE = LENSRELAY_MAX_FRAME_BYTES

@@ -35,7 +35,7 @@ from lensrelay.docstore.remembered import RememberedDocIds
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.docstore.texts import CONTENTS
-from suggestions.criticmarkup import mark_id, parse
+from suggestions.criticmarkup import Change, mark_id, parse_changes
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.selectors import pending_rows
@@ -111,12 +111,28 @@ def _settle(decided: list[tuple[int, str]]) -> None:
             suggestion_decided.send(sender=Suggestion, pks=settled)
 
 
-def outcome_in_text(room: Room, suggestion: Suggestion) -> str | None:
-    """None while the markup is there as proposed; otherwise what the text shows became of it."""
+class ParsedText:
+    """A document's text and its changes by suggestion id, read and parsed once for all its rows: checked
+    row by row, a note with 500 pending suggestions was read and parsed 500 times, on the event loop."""
+
+    def __init__(self, raw: str) -> None:
+        self.raw = raw
+        self.by_uid: dict[str, list[Change]] = {}
+        for change in parse_changes(raw):
+            for uid in {mark_id(m) for m in change.all_marks} - {None}:
+                self.by_uid.setdefault(uid, []).append(change)  # type: ignore[arg-type]
+
+
+def outcome_in_text(room: Room, suggestion: Suggestion, *, parsed: ParsedText | None = None) -> str | None:
+    """None while the markup is there as proposed; otherwise what the text shows became of it.
+    ``parsed`` is the room's text as it is now, when the caller checks several rows."""
     ytext = room.doc.get(CONTENTS, type=Text)
-    raw = str(ytext)
-    if any(mark_id(m) == suggestion.uid for m in parse(raw)):
-        return None if markup_mismatch(raw, suggestion) is None else Suggestion.Status.STALE
+    if parsed is None:
+        parsed = ParsedText(str(ytext))
+    raw = parsed.raw
+    own = parsed.by_uid.get(suggestion.uid)
+    if own:
+        return None if markup_mismatch(raw, suggestion, parsed=own) is None else Suggestion.Status.STALE
     if f'"id":{json.dumps(suggestion.uid)}' in raw:
         return Suggestion.Status.STALE  # its metadata is left without a working mark: broken, not decided
     verdicts = set()
@@ -205,9 +221,9 @@ def _follower(store: DocStore) -> Later:
             return  # a proposal began meanwhile; its write brings this document round again
         here = store.attached(_DecidedHere).uids.setdefault(doc_id, set())
         here.intersection_update(s.uid for s in pending)  # recorded by now: forget them
-        decided = [
-            (s.pk, o) for s in pending if s.uid not in here and (o := outcome_in_text(room, s)) is not None
-        ]
+        followed = [s for s in pending if s.uid not in here]
+        parsed = ParsedText(str(room.doc.get(CONTENTS, type=Text))) if followed else None
+        decided = [(s.pk, o) for s in followed if (o := outcome_in_text(room, s, parsed=parsed)) is not None]
         if decided:
             await store.db(_settle, decided)
 

@@ -1,20 +1,16 @@
 """Planning an edit of a document's raw text on plain strings: the accepted view, the edits applied to it,
 the CriticMarkup plan and where its marks land. Nothing here touches a Doc or the database, so a big plan
-runs in a separate process (:func:`plan_edit_off_loop`) while the event loop keeps serving its clients.
-
-A worker *thread* would not do: planning spends long stretches in C calls on megabyte strings (regular
-expressions, joins) that hold the GIL for their whole length, stalling the loop as surely as running there.
+runs in a heavy-work process (:func:`plan_edit_off_loop`, ``lensrelay.docstore.offload``, which says why
+not a thread) while the event loop keeps serving its clients.
 """
 
 from __future__ import annotations
 
-import asyncio
-import multiprocessing
 import re
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+from lensrelay.docstore.offload import offloaded
 from suggestions.accepted_view import AcceptedView, build_accepted_view
 from suggestions.criticmarkup import OPEN_COMMENT, contains_delimiters, mark_id, own_changes, parse
 from suggestions.diff import unified_diff
@@ -208,22 +204,9 @@ def plan_edit(
     )
 
 
-_pool: ProcessPoolExecutor | None = None
-
-
-def _planning_pool() -> ProcessPoolExecutor:
-    """One long-lived planning process, started on first use ("spawn": the server's threads and open
-    sockets are not forked into it)."""
-    global _pool
-    if _pool is None:
-        _pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-    return _pool
-
-
 async def plan_edit_off_loop(raw: str, **plan: object) -> PlannedEdit:
-    """:func:`plan_edit` in the planning process; the loop only waits for the answer."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_planning_pool(), _plan_edit_call, raw, plan)
+    """:func:`plan_edit` in a heavy-work process; the loop only waits for the answer."""
+    return await offloaded(_plan_edit_call, raw, plan)
 
 
 def _plan_edit_call(raw: str, plan: dict[str, object]) -> PlannedEdit:

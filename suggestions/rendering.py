@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import nh3
 
+from lensrelay.links.resolve import LinkIndex, LinkTarget
 from suggestions.accepted_view import build_accepted_view
 from suggestions.criticmarkup import Change, parse_changes, reject_all
 
@@ -52,6 +53,24 @@ ALLOWED_ATTRIBUTES = {
 SAFE_URL_SCHEMES = {"http", "https", "mailto"}
 
 LinkResolver = Callable[[str], "str | None"]
+
+
+@dataclass(frozen=True)
+class FolderLinks:
+    """Where a note's wikilinks may lead, as plain values a heavy-work process can take: the note itself
+    and each document of its folder with the URL a link to it gets."""
+
+    source: LinkTarget
+    urls: dict[LinkTarget, str]
+
+    def resolver(self) -> LinkResolver:
+        index = LinkIndex(self.urls)
+
+        def resolve(target: str) -> str | None:
+            found = index.resolve(source=self.source, target=target).target if target else None
+            return self.urls.get(found) if found is not None else None
+
+        return resolve
 
 
 @dataclass(frozen=True)
@@ -225,16 +244,20 @@ def _safe_uid(change: Change) -> bool:
     return re.fullmatch(r"[0-9A-Za-z_-]{0,64}", suggestion_uid(change)) is not None
 
 
+def shown_changes(raw: str) -> list[Change]:
+    """The changes :func:`render_note` shows for ``raw`` (those with an id fit for an attribute), without
+    rendering anything."""
+    return [c for c in parse_changes(_STRAY_RE.sub("", raw)) if _safe_uid(c)]
+
+
 def render_note(
     raw: str, *, resolve: LinkResolver | None = None, numbering: dict[str, int] | None = None
 ) -> RenderedNote:
     """Render a note's raw text (CriticMarkup included) for review; ``numbering`` gives suggestion ids
     their numbers (by default 1, 2, 3… in order of appearance)."""
-    changes = [c for c in parse_changes(raw) if _safe_uid(c)]
     md = _renderer(resolve)
     clean = _STRAY_RE.sub("", raw)
-    if len(clean) != len(raw):
-        changes = [c for c in parse_changes(clean) if _safe_uid(c)]
+    changes = shown_changes(clean)
     numbers = _numbers(changes, numbering)
     html = md.render(_markdown_source(_marked_source(clean, changes)))
     marked = _sanitize(_PLACEHOLDER_RE.sub(_tags_for(changes, numbers), html))
@@ -245,6 +268,12 @@ def render_note(
         changes=changes,
         numbers=numbers,
     )
+
+
+def render_note_linked(raw: str, links: FolderLinks | None, numbering: dict[str, int] | None) -> RenderedNote:
+    """:func:`render_note` with the note's wikilinks resolved in its folder: what a heavy-work process runs
+    for the review page of a long note (``lensrelay.docstore.offload``)."""
+    return render_note(raw, resolve=links.resolver() if links is not None else None, numbering=numbering)
 
 
 def change_summary(change: Change) -> dict[str, Any]:

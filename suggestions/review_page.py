@@ -24,20 +24,31 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 
 from lensrelay.docstore import persistence
-from lensrelay.links.resolve import LinkIndex, LinkTarget
+from lensrelay.docstore.offload import offloaded_sync
+from lensrelay.links.resolve import LinkTarget
 from lensrelay.models import Document
-from suggestions.criticmarkup import parse_changes
+from suggestions.criticmarkup import Change, parse_changes
 from suggestions.deciding import Decision, suggestion_bulk
 from suggestions.diff import unified_diff
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
-from suggestions.rendering import RenderedNote, change_summary, render_note, suggestion_uid
+from suggestions.rendering import (
+    FolderLinks,
+    RenderedNote,
+    change_summary,
+    render_note_linked,
+    shown_changes,
+    suggestion_uid,
+)
 from suggestions.selectors import next_document_with_pending, pending_of_document, stale_of_document
 from suggestions.undo_record import located
 from suggestions.undoing import recent_decisions, undo_window
 
 NOTE_MAX_CHARS = 2000
+# A note longer than this is rendered in a heavy-work process (lensrelay.docstore.offload): rendering a
+# megabyte takes seconds of CPU, and in the request thread it would starve the event loop of the GIL.
+RENDER_IN_PROCESS_CHARS = 64 * 1024
 POLL_MILLISECONDS = 1500
 NO_REVIEW_REASON = (
     "You can read this review, but deciding needs the permission “Can review (accept or reject) "
@@ -103,11 +114,14 @@ def _recent(rows: list[Suggestion], numbering: dict[str, int]) -> list[RecentDec
     return listed
 
 
-def document_numbering(raw: str, decided: list[Suggestion]) -> dict[str, int]:
+def document_numbering(
+    raw: str, decided: list[Suggestion], *, changes: list[Change] | None = None
+) -> dict[str, int]:
     """Each suggestion's number: 1, 2, 3… in the order its marks stand in the note, counting the ones
-    decided within the undo window where they stood, so numbers stay put while a reviewer decides."""
+    decided within the undo window where they stood, so numbers stay put while a reviewer decides.
+    ``changes`` are ``raw``'s, when the caller parsed them already."""
     positions: dict[str, int] = {}
-    for change in parse_changes(raw):
+    for change in parse_changes(raw) if changes is None else changes:
         uid = suggestion_uid(change)
         if uid:
             positions.setdefault(uid, change.start)
@@ -120,23 +134,26 @@ def document_numbering(raw: str, decided: list[Suggestion]) -> dict[str, int]:
     return {uid: number for number, uid in enumerate(ordered, start=1)}
 
 
-def _link_resolver(document: Document | None) -> Any:
+def _folder_links(document: Document | None) -> FolderLinks | None:
     """Wikilinks resolve within the note's own folder, to that document's admin page."""
     if document is None:
         return None
     siblings = Document.objects.filter(folder_id=document.folder_id, type="markdown")
-    rows = list(siblings.select_related("folder"))
-    index = LinkIndex(LinkTarget(folder=d.folder.name, path=d.path) for d in rows)
-    by_target = {LinkTarget(folder=d.folder.name, path=d.path): d.pk for d in rows}
-    source = LinkTarget(folder=document.folder.name, path=document.path)
+    # One reverse() for the whole folder: a link's URL differs from the next only by the primary key.
+    pattern = reverse("admin:lensrelay_document_change", args=["__pk__"])
+    urls = {
+        LinkTarget(folder=folder, path=path): pattern.replace("__pk__", str(pk))
+        for pk, folder, path in siblings.values_list("pk", "folder__name", "path")
+    }
+    return FolderLinks(LinkTarget(folder=document.folder.name, path=document.path), urls)
 
-    def resolve(target: str) -> str | None:
-        found = index.resolve(source=source, target=target).target if target else None
-        if found is None or found not in by_target:
-            return None
-        return reverse("admin:lensrelay_document_change", args=[by_target[found]])
 
-    return resolve
+def rendered_for_review(raw: str, *, document: Document | None, numbering: dict[str, int]) -> RenderedNote:
+    """The note rendered for its review page: a long one in a heavy-work process, the thread waiting."""
+    links = _folder_links(document)
+    if len(raw) > RENDER_IN_PROCESS_CHARS:
+        return offloaded_sync(render_note_linked, raw, links, numbering)
+    return render_note_linked(raw, links, numbering)
 
 
 def age_of(created: Any) -> str:
@@ -146,9 +163,10 @@ def age_of(created: Any) -> str:
     return f"{timesince(created, timezone.now()).split(',')[0]} ago"
 
 
-def document_review(*, doc_id: str, unless_version: str | None = None) -> DocumentReview:
+def document_review(*, doc_id: str, unless_version: str | None = None, render: bool = True) -> DocumentReview:
     """What the review page shows. With ``unless_version``, an unchanged document skips the rendering
-    (``rendered`` is None, ``cards`` empty): the open page polls, and most polls find nothing new."""
+    (``rendered`` is None, ``cards`` empty): the open page polls, and most polls find nothing new. With
+    ``render`` False the cards come without the note (``rendered`` None): what Accept all needs."""
     document = Document.objects.select_related("folder").filter(doc_id=doc_id).first()
     pending = pending_of_document(doc_id=doc_id)
     if document is None and not pending:
@@ -156,7 +174,8 @@ def document_review(*, doc_id: str, unless_version: str | None = None) -> Docume
     path = document.user_path if document is not None else pending[0].path
     raw = persistence.stored_text(doc_id)
     decided = recent_decisions(doc_id=doc_id)
-    in_text = {suggestion_uid(c) for c in parse_changes(raw)} - {""} if raw else set()
+    changes = parse_changes(raw) if raw else []
+    in_text = {suggestion_uid(c) for c in changes} - {""}
     # A suggestion a person typed inside is stale, but its marks are still in the note: it keeps a card.
     stale = [s for s in stale_of_document(doc_id=doc_id) if s.uid in in_text]
     fingerprint = hashlib.sha256(
@@ -170,15 +189,16 @@ def document_review(*, doc_id: str, unless_version: str | None = None) -> Docume
     ).hexdigest()[:16]
     if fingerprint == unless_version:
         return DocumentReview(doc_id, path, document, None, [], fingerprint, pending=len(pending))
-    numbering = document_numbering(raw or "", decided)
-    markdown = document is None or document.type == "markdown"
+    numbering = document_numbering(raw or "", decided, changes=changes)
+    markdown = raw is not None and (document is None or document.type == "markdown")
     rendered = (
-        render_note(raw, resolve=_link_resolver(document), numbering=numbering)
-        if raw is not None and markdown
+        rendered_for_review(raw, document=document, numbering=numbering)
+        if raw is not None and markdown and render
         else None
     )
+    shown = rendered.changes if rendered else shown_changes(raw) if raw is not None and markdown else []
     comments: dict[str, str] = {}
-    for change in rendered.changes if rendered else []:
+    for change in shown:
         comments.setdefault(suggestion_uid(change), change_summary(change)["comment"])
     cards = [
         Card(
@@ -276,7 +296,7 @@ def decide_all_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, d
     if not can_review(request.user):
         raise PermissionDenied
     accept = request.POST.get("decision", request.GET.get("decision")) == "accept"
-    review = document_review(doc_id=doc_id)
+    review = document_review(doc_id=doc_id, render=False)  # the cards only: the note is not shown
     back = reverse("admin:suggestions_suggestion_review", args=[doc_id])
     if request.method == "POST" and request.POST.get("post") == "yes":
         chosen = set(request.POST.getlist("uid"))

@@ -7,7 +7,6 @@ documents come from anyone who can edit them.
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
@@ -17,20 +16,23 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.offload import offloaded_sync
+from lensrelay.history.difftable import compared
 from lensrelay.history.models import DocVersion
 from lensrelay.history.restoring import RestoreError, version_restore
 from lensrelay.history.selectors import version_get, version_text, versions_of
-from lensrelay.history.textedits import text_edits
 from lensrelay.models import Document
 
 if TYPE_CHECKING:
     from django.contrib.admin import ModelAdmin
 
 RESTORE_PERMISSION = "lensrelay.edit_live"
+# Texts longer than this (both sides together) are compared in a heavy-work process: HtmlDiff of a long
+# note takes seconds of pure Python, and from the request thread it would starve the event loop.
+COMPARE_IN_PROCESS_CHARS = 64 * 1024
 
 
 def _document(model_admin: ModelAdmin[Document], request: HttpRequest, object_id: str) -> Document:
@@ -68,17 +70,18 @@ def versions_view(model_admin: ModelAdmin[Document], request: HttpRequest, objec
     return TemplateResponse(request, "admin/lensrelay/document/versions.html", context)
 
 
-def version_diff_table(old: str, new: str, *, old_label: str, new_label: str) -> SafeString:
-    """Side by side, changed lines with context; HtmlDiff escapes the lines but not the labels."""
-    table = difflib.HtmlDiff(wrapcolumn=80).make_table(
-        old.splitlines(),
-        new.splitlines(),
-        fromdesc=escape(old_label),
-        todesc=escape(new_label),
-        context=True,
-        numlines=3,
-    )
-    return mark_safe(table)  # the lines are escaped by HtmlDiff, the labels above
+def version_comparison(
+    old: str, new: str, *, old_label: str, new_label: str, count_edits: bool = False
+) -> tuple[SafeString, int]:
+    """The side-by-side diff from ``old`` to ``new`` (escaped: documents come from anyone who can edit
+    them), and how many edits restoring ``new`` makes; long texts are compared in a heavy-work process
+    while the request thread waits."""
+    args = (old, new, old_label, new_label, count_edits)
+    if len(old) + len(new) > COMPARE_IN_PROCESS_CHARS:
+        table, edits = offloaded_sync(compared, *args)
+    else:
+        table, edits = compared(*args)
+    return mark_safe(table), edits  # the lines are escaped by HtmlDiff, the labels by diff_table
 
 
 def _compared(document: Document, version: DocVersion) -> tuple[str, str, str]:
@@ -94,11 +97,12 @@ def version_view(
     version = _version(document, version_id)
     text, current, label = _compared(document, version)
     context = _context(model_admin, request, document, f"{label} of {document.user_path}")
+    diff, _ = version_comparison(text, current, old_label=label, new_label="Now")
     context.update(
         version=version,
         text=text,
         same_as_now=text == current,
-        diff=version_diff_table(text, current, old_label=label, new_label="Now"),
+        diff=diff,
         restore_url=reverse("admin:lensrelay_document_version_restore", args=[document.pk, version.pk]),
     )
     return TemplateResponse(request, "admin/lensrelay/document/version.html", context)
@@ -129,9 +133,8 @@ def version_restore_view(
         return redirect(back)
     text, current, label = _compared(document, version)
     context = _context(model_admin, request, document, f"Restore {label} of {document.user_path}?")
-    context.update(
-        version=version,
-        edits=len(text_edits(current, text)),
-        diff=version_diff_table(current, text, old_label="Now", new_label=f"After restoring {label}"),
+    diff, edits = version_comparison(
+        current, text, old_label="Now", new_label=f"After restoring {label}", count_edits=True
     )
+    context.update(version=version, edits=edits, diff=diff)
     return TemplateResponse(request, "admin/lensrelay/document/version_restore.html", context)

@@ -1,11 +1,13 @@
-"""Heavy requests never stall the live path: while a corpus of big MCP requests runs, a y-websocket
-writer and reader on another document keep their delivery p99 under 100 ms and no socket closes.
+"""Heavy requests never stall the live path: while a corpus of heavy requests runs, a y-websocket writer
+and reader on another document keep their delivery p99 under 100 ms and no socket closes.
 
 One server for the module, with 10,000 generated notes (bench/vaultgen, imported in bulk) for grep and a
-"Heavy" folder holding the notes the big edits work on. The probe is the benchmarks' Node load driver
+"Heavy" folder holding the notes the heavy requests work on. The probe is the benchmarks' Node load driver
 (bench/node/load.mjs: real npm y-websocket clients that stop on any close), typing a timestamped marker
-every few tens of milliseconds on its own document for the whole run; the heavy requests run meanwhile,
-each on its own MCP session, and must succeed.
+every few tens of milliseconds on its own document for the whole run; the heavy requests run meanwhile and
+must succeed: through MCP (each on its own session) a 3 MB edit, a 100-edit multi_edit on a 5,000-line note
+and a grep over the 10,000 notes; through the admin (a signed-in superuser, bench/heavy.py) the review page
+of a 1 MB note with 500 tracked changes and the editor's Accept all of 500 suggestions on one note.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bench import heavy as heavy_notes
 from bench.vaultgen import generate
 
 from .relay import Relay
@@ -74,8 +77,12 @@ def corpus(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         "".join(f"Line {n} of the long note, word{n} stays as it is.\n" for n in range(LONG_LINES))
     )
     (heavy / "Probe.md").write_text("")
-    relay.setup(imports=[(notes, "Notes"), (heavy, "Heavy")])
-    return {"probe": asyncio.run(relay.doc_id(relay.tokens["edit"], folder="Heavy", path="Probe.md"))}
+    heavy_notes.write_notes(heavy)
+    relay.setup(imports=[(notes, "Notes"), (heavy, heavy_notes.HEAVY_FOLDER)])
+    # A superuser, and 500 suggestions proposed on one note through the suggestion service.
+    ids = heavy_notes.setup_result(relay.manage("shell", "-c", heavy_notes.setup_script(version_edits=0)))
+    probe_id = asyncio.run(relay.doc_id(relay.tokens["edit"], folder="Heavy", path="Probe.md"))
+    return {"probe": probe_id, **ids}
 
 
 class McpSession:
@@ -181,16 +188,25 @@ async def test_heavy_requests_do_not_stall_another_documents_clients(
     warm = await McpSession(url, token).open()
     await warm.call("grep", pattern="warm", path="Notes", output_mode="count")
     await warm.call("read", file_path="Heavy/Probe.md")
+    admin = await heavy_notes.Admin.sign_in(relay.http_url)
+    await admin.review_page(corpus["probe"])  # the review page's renderer is imported on first use
     probing = asyncio.create_task(probe(relay, corpus["probe"], token, tmp_path))
     await asyncio.sleep(3)  # the probe's clients are connected and typing
-    edited, multi, counted = await asyncio.gather(
-        big_edit(url, token), long_multi_edit(url, token), grep_everything(url, token)
+    edited, multi, counted, reviewed, decided = await asyncio.gather(
+        big_edit(url, token),
+        long_multi_edit(url, token),
+        grep_everything(url, token),
+        admin.review_page(corpus["review"]),
+        admin.accept_all(corpus["many"]),
     )
+    assert not probing.done(), "the heavy requests outlasted the probe: they were not all measured"
     measured = await probing
 
     assert "Edited Heavy/Big.md" in edited, edited
     assert "Heavy/Long.md" in multi, multi
     assert sum(int(n) for n in re.findall(r":(\d+)$", counted, re.MULTILINE)) > 1000, counted[:300]
+    assert heavy_notes.marks_shown(reviewed) >= heavy_notes.REVIEW_MARKS, reviewed[-500:]
+    assert decided["ok"] and len(decided["decided"]) == heavy_notes.MANY_SUGGESTIONS, str(decided)[:500]
     assert measured["errors"] == 0, measured  # no socket closed
     assert measured["delivered"] == measured["expected"] > 100, measured
     # On failure, the server's own loop-lag warnings say when (and the request log around them, what).

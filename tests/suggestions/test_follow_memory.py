@@ -11,10 +11,11 @@ import pytest
 from asgiref.sync import sync_to_async
 from pycrdt import Text
 
-from lensrelay.docstore.offsets import text_replace
+from lensrelay.docstore.offsets import text_delete, text_insert, text_replace
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from suggestions import follow
+from suggestions.criticmarkup import accept_edits, own_changes
 from suggestions.follow import pending_docs
 from suggestions.models import Suggestion
 from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
@@ -91,3 +92,59 @@ async def test_a_note_without_pending_suggestions_costs_no_query(store: Any, mak
     finally:
         follow.pending_rows = real  # type: ignore[assignment]
     assert calls == 0
+
+
+async def test_a_note_with_many_pending_suggestions_is_parsed_once_per_look(
+    store: Any, make_folder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = await sync_to_async(make_folder)("Lens")
+    text = "".join(f"Line {n}: word{n} stays.\n" for n in range(40))
+    note = await document_create(store=store, folder=folder, path="/Many.md", text=text)
+    index = path_index(store)
+    await index.ensure()
+    entry = index.by_doc_id(note.doc_id)
+    assert entry is not None
+    rows = []
+    for n in range(40):
+        outcome = await suggestion_propose_edits(
+            store=store,
+            entry=entry,
+            proposer=Proposer(author="claude"),
+            specs=[EditSpec(old_string=f"word{n} stays", new_string=f"word{n} goes")],
+            tool="edit",
+        )
+        assert outcome.suggestion is not None
+        rows.append(outcome.suggestion)
+    await follow.follower_for(store).settled()
+    parses = 0
+    real = follow.parse_changes
+
+    def counted(raw: str) -> Any:
+        nonlocal parses
+        parses += 1
+        return real(raw)
+
+    monkeypatch.setattr(follow, "parse_changes", counted)
+    room = await store.get(note.doc_id)
+    ytext = room.doc.get("contents", type=Text)
+    # A person accepts the first suggestion by hand and types inside the second's markup.
+    raw = str(ytext)
+    [first] = own_changes(raw, rows[0].uid)
+    with room.transact():
+        current = raw
+        for span in sorted(accept_edits(raw, first), key=lambda s: s.start, reverse=True):
+            text_delete(ytext, current=current, start=span.start, end=span.end)
+            current = current[: span.start] + current[span.end :]
+        [second] = own_changes(current, rows[1].uid)
+        text_insert(ytext, current=current, index=current.index("goes", second.start) + 1, value="-")
+    assert await status_of(rows[0].pk, "accepted", timeout=follow.DEBOUNCE_SECONDS + 2.0) == "accepted"
+    await follow.follower_for(store).settled()
+    assert await status_of(rows[1].pk, "stale", timeout=1.0) == "stale"
+    statuses = await sync_to_async(
+        lambda: list(
+            Suggestion.objects.filter(pk__in=[r.pk for r in rows[2:]]).values_list("status", flat=True)
+        )
+    )()
+    assert set(statuses) == {"pending"}
+    # One parse per look at the note (a second look may follow a memory refresh), not one per row: 38 a look.
+    assert 1 <= parses <= 2

@@ -15,8 +15,9 @@ from pycrdt import Text
 from lensrelay.access.tokens import token_create
 from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.texts import CONTENTS
-from lensrelay.models import Folder
+from lensrelay.models import Document, Folder
 from lensrelay.vault.documents import document_create
+from suggestions import review_page
 from suggestions.deciding import Decision
 from suggestions.models import Suggestion
 from suggestions.review_page import summary
@@ -351,3 +352,50 @@ async def test_a_pending_new_file_has_no_review_page_and_breaks_none(
     body = change.content.decode()
     assert change.status_code == 200 and "suggestion-accept" in body and "&lt;p&gt;hi&lt;/p&gt;" in body
     assert 'id="review-document"' not in body
+
+
+async def test_a_long_note_is_rendered_in_a_heavy_work_process_with_its_links_and_marks(
+    store: Any, fox: Any, reviewer: AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = await Folder.objects.aget(name="Lens")
+    filler = "".join(f"Paragraph {n} links [[Welcome]] and <b>stays</b> escaped.\n\n" for n in range(1500))
+    long = await document_create(store=store, folder=folder, path="/Long.md", text=filler + ORIGINAL)
+    assert len(filler) > review_page.RENDER_IN_PROCESS_CHARS
+    quick = await propose(store, long, ("quick brown", "slow red"))
+    offloaded: list[str] = []
+    real = review_page.offloaded_sync
+
+    def spy(fn: Any, *args: Any) -> Any:
+        offloaded.append(fn.__name__)
+        return real(fn, *args)
+
+    monkeypatch.setattr(review_page, "offloaded_sync", spy)
+    page = (await reviewer.get(review_url(long.doc_id))).content.decode()
+    assert offloaded == ["render_note_linked"]
+    assert f'<del class="sg sg-del" data-change="1" data-uid="{quick.uid}">quick brown</del>' in page
+    welcome = await Document.objects.aget(folder=folder, path="/Welcome.md")
+    link = f'href="/admin/lensrelay/document/{welcome.pk}/change/"'
+    assert page.count(link) == 1500 * 3  # the note with its marks, as if all accepted, without them
+    assert "<b>stays</b>" not in page and "&lt;b&gt;stays&lt;/b&gt;" in page
+    # a short note stays in the request thread
+    (await reviewer.get(review_url(fox.doc_id))).content.decode()
+    assert offloaded == ["render_note_linked"]
+
+
+async def test_accept_all_decides_without_rendering_the_note(
+    store: Any, fox: Any, reviewer: AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quick = await propose(store, fox, ("quick brown", "slow red"))
+
+    def no_rendering(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("Accept all rendered the note")
+
+    monkeypatch.setattr(review_page, "rendered_for_review", no_rendering)
+    url = f"{CHANGELIST}document/{fox.doc_id}/decide-all/"
+    confirm = (await reviewer.get(url, {"decision": "accept"})).content.decode()
+    assert "Yes, accept 1 suggestion" in confirm and '<span class="sg-badge">1</span>' in confirm
+    acted = await reviewer.post(url, {"decision": "accept", "post": "yes", "uid": [quick.uid]})
+    assert acted.status_code == 302 and acted["Location"] == review_url(fox.doc_id)
+    monkeypatch.undo()  # the review page it goes back to renders the note, as it should
+    assert messages_of(await reviewer.get(acted["Location"])) == ["1 accepted"]
+    assert (await refreshed(quick)).status == "accepted"

@@ -10,6 +10,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import AsyncClient
 from pycrdt import Text
 
+from lensrelay.history import admin_views
 from lensrelay.history.models import DocVersion
 from lensrelay.vault.documents import document_create
 
@@ -72,3 +73,40 @@ async def test_restoring_needs_the_live_edit_permission_and_a_confirmation(
     done = await editor.post(url, {"post": "yes"})
     assert done.status_code == 302
     assert str(room.doc.get("contents", type=Text)) == HOSTILE
+
+
+LONG = "".join(f"Line {n} of a long note <b>{n}</b> & more.\n" for n in range(2500))
+
+
+async def test_a_long_notes_diff_to_now_is_made_in_a_heavy_work_process(
+    store: Any, make_folder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = await sync_to_async(make_folder)("Long")
+    note = await document_create(store=store, folder=folder, path="/Long.md", text=LONG)
+    assert len(LONG) * 2 > admin_views.COMPARE_IN_PROCESS_CHARS
+    room = await store.get(note.doc_id)
+    await store.compact(room)
+    with room.transact():
+        ytext = room.doc.get("contents", type=Text)
+        at = LONG.index("Line 1200 ")
+        ytext.insert(at, "<i>inserted</i> ")
+    await room.flushed()
+    await store.compact(room)
+    old = await DocVersion.objects.filter(doc_id=note.doc_id).order_by("created", "id").afirst()
+    assert old is not None
+    offloaded: list[str] = []
+    real = admin_views.offloaded_sync
+
+    def spy(fn: Any, *args: Any) -> Any:
+        offloaded.append(fn.__name__)
+        return real(fn, *args)
+
+    monkeypatch.setattr(admin_views, "offloaded_sync", spy)
+    editor = await client_for(can_edit_live=True)
+    page = (await editor.get(f"/admin/lensrelay/document/{note.pk}/versions/{old.pk}/")).content.decode()
+    assert offloaded == ["compared"]
+    assert "&lt;i&gt;inserted&lt;/i&gt;" in page and "<i>inserted" not in page
+    assert "<b>1200</b>" not in page and "&lt;b&gt;1200&lt;/b&gt;" in page
+    confirm = (await editor.get(f"/admin/lensrelay/document/{note.pk}/versions/{old.pk}/restore/")).content
+    assert offloaded == ["compared", "compared"]
+    assert b"(1 edit)" in confirm and b"&lt;i&gt;inserted&lt;/i&gt;" in confirm
