@@ -172,15 +172,8 @@ def settle_undo(*, claim: UndoClaim, user: Any, hunks: list[dict[str, Any]]) -> 
         )
         if not reopened:
             return False
-        suggestion_decided.send(sender=Suggestion, pks=[claim.pk])
-        if reviewer is not None:
-            LogEntry.objects.log_actions(
-                user_id=reviewer.pk,
-                queryset=list(Suggestion.objects.filter(pk=claim.pk)),
-                action_flag=CHANGE,
-                change_message=f"Undid the {undone}: the suggestion is pending again",
-                single_object=True,
-            )
+        message = f"Undid the {undone}: the suggestion is pending again"
+        _announce(pk=claim.pk, reviewer=reviewer, message=message)
     return True
 
 
@@ -229,13 +222,18 @@ def settle_revert(*, claim: RevertClaim, user: Any, message: str) -> bool:
         )
         if not settled:
             return False
-        suggestion_decided.send(sender=Suggestion, pks=[claim.pk])
-        if reviewer is not None:
-            LogEntry.objects.log_actions(
-                user_id=reviewer.pk,
-                queryset=list(Suggestion.objects.filter(pk=claim.pk)),
-                action_flag=CHANGE,
-                change_message=message,
-                single_object=True,
-            )
+        _announce(pk=claim.pk, reviewer=reviewer, message=message)
     return True
+
+
+def _announce(*, pk: int, reviewer: Any, message: str) -> None:
+    """A settled row's news: the assistant hears of it as of a decision, the history gains ``message``."""
+    suggestion_decided.send(sender=Suggestion, pks=[pk])
+    if reviewer is not None:
+        LogEntry.objects.log_actions(
+            user_id=reviewer.pk,
+            queryset=list(Suggestion.objects.filter(pk=pk)),
+            action_flag=CHANGE,
+            change_message=message,
+            single_object=True,
+        )

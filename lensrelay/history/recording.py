@@ -24,7 +24,7 @@ from django.utils import timezone
 from pycrdt import Doc, Text
 
 from lensrelay.docstore import persistence
-from lensrelay.docstore.derived import state_before
+from lensrelay.docstore.derived import StateBefore, state_before
 from lensrelay.history.models import DocVersion
 from lensrelay.models import YDoc, YSnapshot, YUpdate
 
@@ -122,6 +122,12 @@ def version_record_baseline(*, doc_id: str, before_id: int) -> bool:
     before = state_before(doc_id=doc_id, before_id=before_id)
     if before is None or before.state is None:
         return False
+    _record_before(doc_id=doc_id, before=before)
+    return True
+
+
+def _record_before(*, doc_id: str, before: StateBefore) -> None:
+    assert before.state is not None
     version_record(
         doc_id=doc_id,
         state=before.state,
@@ -129,7 +135,6 @@ def version_record_baseline(*, doc_id: str, before_id: int) -> bool:
         authors=before.authors,
         created=before.created,
     )
-    return True
 
 
 def version_record_burst_baseline(*, doc_id: str, first_id: int) -> bool | None:
@@ -146,13 +151,7 @@ def version_record_burst_baseline(*, doc_id: str, first_id: int) -> bool | None:
     if before is None:
         return False
     if before.state is not None:
-        version_record(
-            doc_id=doc_id,
-            state=before.state,
-            upto_update_id=before.upto_update_id,
-            authors=before.authors,
-            created=before.created,
-        )
+        _record_before(doc_id=doc_id, before=before)
         return True
     after = (
         YUpdate.objects.filter(doc_id=doc_id, id__gt=first_id)
