@@ -86,9 +86,11 @@ def derive_children(pid: int) -> list[int]:
     """The derive process the launcher started beside ``pid``."""
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            if b"derive" in Path(f"/proc/{child}/cmdline").read_bytes():
-                found.append(int(child))
+        try:  # threads and children come and go while this reads
+            children = (task / "children").read_text().split()
+            found += [int(c) for c in children if b"derive" in Path(f"/proc/{c}/cmdline").read_bytes()]
+        except FileNotFoundError:
+            continue
     return found
 
 
