@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
 from django.conf import settings
@@ -37,6 +38,21 @@ def _end_with_parent(parent_pid: int) -> None:
         ctypes.CDLL(libc_name, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent_pid:
         raise SystemExit("the server that started this derive process is gone")
+
+
+# Seconds a stopping derive process may take to finish its pass; past them it exits at once. A process
+# whose database went away mid-pass was seen waiting on it for an hour after its launcher was gone.
+STOP_GRACE_SECONDS = 10.0
+
+
+def stop_soon(stop: asyncio.Event, *, grace: float = STOP_GRACE_SECONDS) -> threading.Timer:
+    """Ask the loops to stop after their pass; a thread ends the process if they have not within `grace`
+    (everything the derive process writes is resumable from the log and the outbox)."""
+    stop.set()
+    deadline = threading.Timer(grace, os._exit, args=(1,))
+    deadline.daemon = True
+    deadline.start()
+    return deadline
 
 
 class Command(BaseCommand):
@@ -76,7 +92,7 @@ class Command(BaseCommand):
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signum, stop.set)
+                loop.add_signal_handler(signum, stop_soon, stop)
             views = ", ".join(view.name for view in derived_views())
             self.stdout.write(f"Deriving {views} from the update log; delivering webhooks.")
             self.stdout.flush()
