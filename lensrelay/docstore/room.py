@@ -26,6 +26,11 @@ from lensrelay.protocol.awareness import AwarenessStates
 logger = logging.getLogger(__name__)
 
 EMPTY_UPDATE = b"\x00\x00"
+# Renewals of unchanged awareness states are passed on together, once per this many seconds per room.
+# Peers drop a state not renewed for 30 s and clients renew every 15 s, so a second late costs nothing;
+# clients that connected together (a server restart, a team's morning) renew together, and one message
+# per room instead of one per client keeps that wave off every delivery.
+AWARENESS_RENEWAL_SECONDS = 1.0
 MODIFIED_RESOLUTION_SECONDS = 2.0
 
 
@@ -112,6 +117,8 @@ class Room(Generic[Host]):
         self.changed_here = False
         # Set once the document is purged (DocStore.evict): nothing more is logged or sent under its id.
         self.retired = False
+        self._renewed: set[int] = set()
+        self._renewal_timer: asyncio.TimerHandle | None = None
 
     # -- loading ---------------------------------------------------------------------------------------
 
@@ -132,6 +139,7 @@ class Room(Generic[Host]):
         still makes through a reference to this room is lost, as the document is)."""
         self.retired = True
         self._pending.clear()
+        self._renewed.clear()
         self.close()
 
     # -- changes ---------------------------------------------------------------------------------------
@@ -274,6 +282,22 @@ class Room(Generic[Host]):
         await self.broadcast(wire.awareness_message(update))
         if self.store.peers is not None:
             self.store.peers.publish_awareness(self.doc_id, update)
+
+    def renew_awareness(self, client_ids: Sequence[int]) -> None:
+        """Clients renewed their unchanged states: share them with the next batch of renewals."""
+        self._renewed.update(client_ids)
+        if self._renewal_timer is None:
+            self._renewal_timer = asyncio.get_running_loop().call_later(
+                AWARENESS_RENEWAL_SECONDS, self._share_renewals
+            )
+
+    def _share_renewals(self) -> None:
+        self._renewal_timer = None
+        # Encoded as the states stand now: a client that left meanwhile is not brought back.
+        renewed, self._renewed = self._renewed, set()
+        update = self.awareness.encode(renewed)
+        if update != b"\x00" and not self.retired:
+            self.store.spawn(self.share_awareness(update))
 
     async def relay_awareness(self, update: bytes) -> None:
         """An awareness update from another worker's clients: to the clients here only. It is not kept:

@@ -3,7 +3,8 @@
 Presence is shared with everyone in the room, view tokens included, so it is bounded: a state holds at
 most MAX_STATE_BYTES, a connection introduces at most MAX_CLIENTS_PER_CONNECTION client ids, and its
 updates are rate-limited (`AwarenessRate`). Updates that change nothing (the relays y-websocket clients
-send of states they learned from others) cost nothing and are not broadcast again.
+send of states they learned from others) cost nothing and are not broadcast again. Updates that only
+renew unchanged states are told apart (`Received.renewed`), so the room can pass them on in batches.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ class Received:
     added: list[int]
     removed: list[int]
     changed: bool  # False: every entry was already known (a relay), nothing to broadcast
+    # Every news entry only renewed a state already known, unchanged (y-protocols clients do so every
+    # 15 s so that peers do not time them out): nobody needs it at once.
+    renewed: tuple[int, ...] = ()
 
 
 class AwarenessRate:
@@ -84,10 +88,11 @@ class AwarenessStates:
             state = reader.var_string()
             if len(state.encode("utf-8", "surrogatepass")) > MAX_STATE_BYTES:
                 raise AwarenessRefused(f"awareness state over {MAX_STATE_BYTES // 1024} KiB: not shared")
-            try:
-                json.loads(state)
-            except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the parser goes
-                raise MalformedFrame("awareness state is not JSON") from exc
+            if state != self._states.get(client_id):  # a renewal's state was checked when it was new
+                try:
+                    json.loads(state)
+                except (ValueError, RecursionError) as exc:  # RecursionError: deeper than the parser goes
+                    raise MalformedFrame("awareness state is not JSON") from exc
             entries.append((client_id, clock, state))
         if not reader.at_end():
             raise MalformedFrame("trailing bytes after awareness update")
@@ -101,6 +106,7 @@ class AwarenessStates:
             return Received(added=[], removed=[], changed=False)
         if rate is not None and not rate.allow(len(update)):
             raise AwarenessRefused("awareness updates too frequent: some were not shared")
+        renewal = all(self._states.get(client_id) == state for client_id, _, state in news)
         added: list[int] = []
         removed: list[int] = []
         for client_id, clock, state in news:
@@ -112,7 +118,8 @@ class AwarenessStates:
                 if client_id not in self._states:
                     added.append(client_id)
                 self._states[client_id] = state
-        return Received(added=added, removed=removed, changed=True)
+        renewed = tuple(client_id for client_id, _, _ in news) if renewal else ()
+        return Received(added=added, removed=removed, changed=True, renewed=renewed)
 
     def _is_news(self, client_id: int, clock: int, state: str) -> bool:
         # As y-protocols: only a newer clock counts, or a removal at the same clock.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -41,14 +42,46 @@ class _Gauge:
         self.samples = 0
         self.over_threshold = 0
 
-    def record(self, lag_ms: float, threshold_ms: float) -> None:
+    def record(self, lag_ms: float, threshold_ms: float, cpu: _CpuSpent | None = None) -> None:
         self.last_ms = lag_ms
         self.max_ms = max(self.max_ms, lag_ms)
         self.samples += 1
         metrics.loop_lag_observe(lag_ms / 1000)
         if threshold_ms > 0 and lag_ms > threshold_ms:
             self.over_threshold += 1
-            logger.warning("event loop lagged %.0f ms (threshold %.0f ms)", lag_ms, threshold_ms)
+            if cpu is None:
+                logger.warning("event loop lagged %.0f ms (threshold %.0f ms)", lag_ms, threshold_ms)
+            else:
+                logger.warning(
+                    "event loop lagged %.0f ms (threshold %.0f ms); meanwhile the loop's thread ran %.0f ms, "
+                    "other threads %.0f ms",
+                    lag_ms,
+                    threshold_ms,
+                    cpu.loop_ms,
+                    cpu.others_ms,
+                )
+
+
+@dataclass(frozen=True)
+class _CpuSpent:
+    """CPU time over one sample: a lag with a busy loop thread is work on the loop; with busy other threads,
+    the loop waited for the interpreter lock; with neither, the machine ran something else."""
+
+    loop_ms: float
+    others_ms: float
+
+
+class _CpuClock:
+    def __init__(self) -> None:
+        self.thread = time.thread_time()
+        self.process = time.process_time()
+
+    def spent(self) -> _CpuSpent:
+        thread, process = time.thread_time(), time.process_time()
+        loop_ms = (thread - self.thread) * 1000
+        others_ms = max(0.0, (process - self.process) * 1000 - loop_ms)
+        self.thread, self.process = thread, process
+        return _CpuSpent(loop_ms, others_ms)
 
 
 _gauge = _Gauge()
@@ -73,10 +106,11 @@ async def monitor_loop_lag(*, interval: float = SAMPLE_SECONDS, threshold_ms: fl
     """Measure the running loop's lag forever (cancel the task to stop)."""
     loop = asyncio.get_running_loop()
     threshold = float(settings.LENSRELAY_LOOP_LAG_LOG_MS) if threshold_ms is None else threshold_ms
+    clock = _CpuClock()
     while True:
         asked = loop.time()
         await asyncio.sleep(interval)
-        _gauge.record(max(0.0, (loop.time() - asked - interval) * 1000), threshold)
+        _gauge.record(max(0.0, (loop.time() - asked - interval) * 1000), threshold, clock.spent())
 
 
 def start_loop_lag_monitor() -> asyncio.Task[None]:

@@ -375,6 +375,9 @@ class SyncConsumer(AsyncWebsocketConsumer):
         owned.update(received.added)
         for peer_ids in room.clients.values():
             peer_ids.difference_update(received.removed)
+        if received.renewed:
+            room.renew_awareness(received.renewed)
+            return
         # Echo to everyone on every worker, the sender included: y-websocket clients drop silent connections.
         await room.share_awareness(update)
 

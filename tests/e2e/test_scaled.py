@@ -281,6 +281,15 @@ async def test_presence_reaches_clients_on_the_other_worker(plain: Cluster, ycli
     await alice.set_awareness({"user": "alice", "cursor": 1})
     await within(5.0, lambda: seen(bob, {"user": "alice", "cursor": 1}), "alice's cursor on worker B")
 
+    # a renewal of unchanged presence travels in its room's batch, across workers too
+    clocks, _ = await bob.awareness_clocks()
+    await alice.renew_awareness()
+
+    async def renewed() -> bool:
+        return (await bob.awareness_clocks())[0][alice.client_id] > clocks[alice.client_id]
+
+    await within(5.0, renewed, "alice's renewal on worker B")
+
 
 async def test_a_folder_imported_by_a_separate_process_is_visible_on_both_workers(
     plain: Cluster, tmp_path: Path

@@ -39,6 +39,7 @@ def synced(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Synced:
     vault: Path = tmp_path_factory.mktemp("sync-vault")
     (vault / "Hello.md").write_text(HELLO, encoding="utf-8")
     (vault / "Late.md").write_text(LATE, encoding="utf-8")
+    (vault / "Presence.md").write_text("# Presence\n", encoding="utf-8")
     for role in READ_ONLY_ROLES:
         (vault / f"{role}.md").write_text(READ_ONLY, encoding="utf-8")
     # One token through the command an operator uses, so its "raw token on the last line" contract holds;
@@ -47,7 +48,7 @@ def synced(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Synced:
         pending_token = pool.submit(relay.create_token, name="sync-editor", role="edit")
         out = relay.import_vault(vault, folder=FOLDER)
         token = pending_token.result()
-    assert f"{2 + len(READ_ONLY_ROLES)} created" in out, out
+    assert f"{3 + len(READ_ONLY_ROLES)} created" in out, out
     assert token.startswith("lr_") and " " not in token
     role_tokens = {role: relay.tokens[role] for role in READ_ONLY_ROLES}
     return Synced(relay=relay, token=token, role_tokens=role_tokens)
@@ -140,6 +141,49 @@ async def test_a_late_joiner_gets_the_full_text_and_leavers_vanish_from_awarenes
     assert bob.client_id in await carol.awareness_states()
     # and the text is untouched by her departure
     assert await relay.doc_text(doc_id, token=token) == full
+
+
+async def test_renewals_of_unchanged_presence_travel_together_and_never_revive_a_leaver(
+    synced: Synced, yclients: YClientFactory
+) -> None:
+    """y-protocols clients renew their state every 15 s (same state, newer clock); the server passes a
+    room's renewals on in one message a second later, so clients that connected together do not renew
+    in a wave of one broadcast each. Nobody times out, and a renewal never brings back someone who left."""
+    relay, token = synced.relay, synced.token
+    doc_id = await relay.doc_id(token, folder=FOLDER, path="/Presence.md")
+    url, params = relay.doc_url(doc_id), {"token": token}
+    alice, bob, carol = [
+        await yclients(url, doc_id, params=params, awareness={"user": {"name": name}}, label=name)
+        for name in ("alice", "bob", "carol")
+    ]
+    for client in (alice, bob, carol):
+        await client.wait_awareness(3)
+    before, messages_before = await carol.awareness_clocks()
+
+    await alice.renew_awareness()
+    await bob.renew_awareness()
+
+    async def carols_clocks() -> tuple[dict[int, int], int]:
+        return await carol.awareness_clocks()
+
+    _, messages_after = await poll(
+        carols_clocks,
+        lambda seen: all(seen[0][c.client_id] > before[c.client_id] for c in (alice, bob)),
+        what="carol sees alice's and bob's renewals",
+    )
+    assert messages_after - messages_before == 1, "both renewals in one message"
+    assert set(await carol.awareness_states()) == {alice.client_id, bob.client_id, carol.client_id}
+
+    # alice renews and leaves at once: her goodbye goes out, and the batch a second later leaves her gone
+    await alice.renew_awareness()
+    await alice.kill()
+
+    async def carols_states() -> dict[int, object]:
+        return await carol.awareness_states()
+
+    await poll(carols_states, lambda states: alice.client_id not in states, what="alice removed")
+    await asyncio.sleep(1.5)  # past the renewal batch she was part of
+    assert set(await carol.awareness_states()) == {bob.client_id, carol.client_id}
 
 
 @pytest.mark.parametrize("role", READ_ONLY_ROLES)

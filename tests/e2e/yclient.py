@@ -308,6 +308,16 @@ class YClient:
     async def set_awareness(self, state: Any) -> None:
         await self.call("setAwareness", state=state)
 
+    async def renew_awareness(self) -> None:
+        """Renew this client's unchanged state, as y-protocols does every 15 s."""
+        await self.call("renewAwareness")
+
+    async def awareness_clocks(self) -> tuple[dict[int, int], int]:
+        """The clock this client knows for every awareness client, and how many awareness messages from
+        the server changed or renewed anything so far."""
+        found: dict[str, Any] = await self.call("awarenessClocks")
+        return {int(c): int(clock) for c, clock in found["clocks"].items()}, int(found["messages"])
+
     async def state_vector(self) -> bytes:
         return base64.b64decode(await self.call("stateVector"))
 

@@ -74,6 +74,9 @@ doc.on('update', (update, origin) => {
 awareness.on('change', ({ added, updated, removed }, origin) => {
   if (reportUpdates) emit('awareness', { added, updated, removed, local: origin === 'local' })
 })
+// Awareness messages from the server that changed or renewed anything ('update' fires once per message).
+let awarenessMessages = 0
+awareness.on('update', (_changes, origin) => { if (origin !== 'local') awarenessMessages++ })
 
 const requireProvider = () => {
   if (provider === null) throw new Error('not connected: send "connect" first')
@@ -205,6 +208,12 @@ const commands = {
     return absolute === null ? null : { index: absolute.index, type: absolute.type === textOf() ? 'contents' : null }
   },
   setAwareness ({ state }) { awareness.setLocalState(state ?? null); return null },
+  // What the y-protocols client does every 15 s to stay present: the same state under a newer clock.
+  renewAwareness () { awareness.setLocalState(awareness.getLocalState()); return null },
+  awarenessClocks () {
+    const clocks = Object.fromEntries(Array.from(awareness.meta.entries(), ([id, meta]) => [String(id), meta.clock]))
+    return { clocks, messages: awarenessMessages }
+  },
   stateVector () { return toBase64(Y.encodeStateVector(doc)) },
   encodeState ({ stateVector }) {
     return toBase64(Y.encodeStateAsUpdate(doc, stateVector ? fromBase64(stateVector) : undefined))

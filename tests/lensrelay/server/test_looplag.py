@@ -55,3 +55,32 @@ async def test_the_monitor_starts_once() -> None:
         first.cancel()
         with pytest.raises(asyncio.CancelledError):
             await first
+
+
+def _busy(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+async def test_the_log_says_whether_the_loop_itself_was_busy(caplog: pytest.LogCaptureFixture) -> None:
+    """Work on the loop shows as the loop thread's CPU time; a loop kept waiting (here by a blocking call;
+    in production by another process on the same core) shows none: the log line tells the two apart."""
+
+    async def lagged_loop_ms(stall: float, busy: bool) -> float:
+        caplog.clear()
+        looplag.loop_lag_reset()
+        task = asyncio.create_task(looplag.monitor_loop_lag(interval=0.01, threshold_ms=100))
+        await asyncio.sleep(0.05)
+        _busy(stall) if busy else time.sleep(stall)
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        [record] = [r for r in caplog.records if "lagged" in r.getMessage()]
+        assert isinstance(record.args, tuple)
+        return float(record.args[2])  # the loop thread's milliseconds
+
+    with caplog.at_level(logging.WARNING, logger="lensrelay.server.looplag"):
+        assert await lagged_loop_ms(0.3, busy=True) >= 200
+        assert await lagged_loop_ms(0.3, busy=False) < 100

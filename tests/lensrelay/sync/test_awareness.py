@@ -9,6 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
+from lensrelay.docstore.room import AWARENESS_RENEWAL_SECONDS
 from lensrelay.docstore.store import get_store
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import (
@@ -18,6 +19,7 @@ from lensrelay.protocol.awareness import (
     AwarenessRefused,
     AwarenessStates,
 )
+from lensrelay.protocol.wire import MalformedFrame
 from lensrelay.vault.documents import document_create
 from tests.lensrelay.sync.test_consumer import connect, decode, handshake
 
@@ -51,6 +53,15 @@ async def frames_until_quiet(comm: WebsocketCommunicator, quiet: float = 0.3) ->
     return got
 
 
+async def two_viewers(doc_id: str, make_token: Any) -> tuple[WebsocketCommunicator, WebsocketCommunicator]:
+    """Two connections with one `view` token, past their first sync."""
+    view = await sync_to_async(make_token)("view")
+    first, second = await connect(doc_id, view), await connect(doc_id, view)
+    await handshake(first)
+    await handshake(second)
+    return first, second
+
+
 def test_state_size_and_client_bounds_refuse_without_changing_anything() -> None:
     states = AwarenessStates()
     states.apply(update((1, 0, {"user": "Ann"})))
@@ -82,10 +93,7 @@ def test_rate_buckets_refill_with_time() -> None:
 
 
 async def test_view_tokens_share_presence_within_bounds(store: Any, note: Any, make_token: Any) -> None:
-    view = await sync_to_async(make_token)("view")
-    alice, bob = await connect(note.doc_id, view), await connect(note.doc_id, view)
-    await handshake(alice)
-    await handshake(bob)
+    alice, bob = await two_viewers(note.doc_id, make_token)
     room = get_store().rooms[note.doc_id]
 
     fine = update((7, 1, {"user": {"name": "Alice", "color": "#f00"}}))
@@ -111,10 +119,7 @@ async def test_view_tokens_share_presence_within_bounds(store: Any, note: Any, m
 
 
 async def test_a_flood_is_cut_to_the_rate_and_relays_are_free(store: Any, note: Any, make_token: Any) -> None:
-    view = await sync_to_async(make_token)("view")
-    flooder, peer = await connect(note.doc_id, view), await connect(note.doc_id, view)
-    await handshake(flooder)
-    await handshake(peer)
+    flooder, peer = await two_viewers(note.doc_id, make_token)
     await peer.send_to(bytes_data=wire.awareness_message(update((9, 1, {"user": "Peer"}))))
     await frames_until_quiet(peer)
     await frames_until_quiet(flooder)
@@ -129,3 +134,52 @@ async def test_a_flood_is_cut_to_the_rate_and_relays_are_free(store: Any, note: 
     assert [k for k, _ in await frames_until_quiet(peer) if k == wire.MESSAGE_AWARENESS] == []
     await flooder.disconnect()
     await peer.disconnect()
+
+
+def test_renewals_of_unchanged_states_are_told_apart_from_changes() -> None:
+    states = AwarenessStates()
+    states.apply(update((1, 0, {"u": "Ann"}), (2, 0, {"u": "Bob"})))
+    renewed = states.receive(update((1, 1, {"u": "Ann"}), (2, 1, {"u": "Bob"})))
+    assert renewed.changed and renewed.renewed == (1, 2)
+    # anything else in the same message makes it news for everyone at once
+    assert states.receive(update((1, 2, {"u": "Ann"}), (2, 2, {"u": "Bobby"}))).renewed == ()
+    assert states.receive(update((1, 3, {"u": "Ann"}), (3, 0, {"u": "Cy"}))).renewed == ()
+    assert states.receive(update((1, 4, None))).renewed == ()
+    # a "renewal" whose state is not the one known is checked like any new state
+    with pytest.raises(MalformedFrame):
+        states.receive(update((2, 3, {"u": "Bobby"}))[:-1] + b"{")
+    assert states.states == {2: {"u": "Bobby"}, 3: {"u": "Cy"}}
+
+
+async def test_renewals_reach_everyone_together_a_second_later(
+    store: Any, note: Any, make_token: Any
+) -> None:
+    alice, bob = await two_viewers(note.doc_id, make_token)
+    state = {"user": {"name": "Alice"}}
+    await alice.send_to(bytes_data=wire.awareness_message(update((7, 1, state))))
+    assert (wire.MESSAGE_AWARENESS, update((7, 1, state))) in await frames_until_quiet(bob)
+    await frames_until_quiet(alice)
+
+    await alice.send_to(bytes_data=wire.awareness_message(update((7, 2, state))))
+    assert await bob.receive_nothing(timeout=0.3)  # a renewal is not news
+    kind, _, payload = decode(await bob.receive_from(timeout=AWARENESS_RENEWAL_SECONDS + 2))
+    assert (kind, payload) == (wire.MESSAGE_AWARENESS, update((7, 2, state)))
+    assert (wire.MESSAGE_AWARENESS, update((7, 2, state))) in await frames_until_quiet(alice)
+
+    # a renewal followed by a change: the change goes out at once, the batch carries the newest clock
+    await alice.send_to(bytes_data=wire.awareness_message(update((7, 3, state))))
+    moved = {"user": {"name": "Alice"}, "cursor": 4}
+    await alice.send_to(bytes_data=wire.awareness_message(update((7, 4, moved))))
+    kind, _, payload = decode(await bob.receive_from(timeout=0.5))
+    assert (kind, payload) == (wire.MESSAGE_AWARENESS, update((7, 4, moved)))
+    assert [p for _, p in await frames_until_quiet(bob, quiet=AWARENESS_RENEWAL_SECONDS + 0.5)] == [
+        update((7, 4, moved))
+    ]
+
+    # renewed, then gone before the batch: the batch does not bring the client back
+    await alice.send_to(bytes_data=wire.awareness_message(update((7, 5, moved))))
+    await alice.disconnect()
+    removal = [p for _, p in await frames_until_quiet(bob, quiet=AWARENESS_RENEWAL_SECONDS + 0.5)]
+    assert removal == [update((7, 6, None))]
+    assert get_store().rooms[note.doc_id].awareness.states == {}
+    await bob.disconnect()
