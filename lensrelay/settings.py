@@ -165,11 +165,11 @@ LENSRELAY_BATCH_MS = _env_float("LENSRELAY_BATCH_MS", 0.0)
 # How often workers tell each other how far their open documents have got, to repair dropped messages.
 LENSRELAY_REPAIR_SECONDS = _env_float("LENSRELAY_REPAIR_SECONDS", 2.0)
 LENSRELAY_COMPACT_AFTER_UPDATES = int(os.environ.get("LENSRELAY_COMPACT_AFTER_UPDATES", "500"))
-# Derived work (backlinks, search rows, vectors; lensrelay/docstore/derived.py): "process" runs it in a
-# process of its own that follows the update log (`manage.py derive`; the launcher starts one beside the
-# server unless LENSRELAY_DERIVE_BESIDE is off), "inline" runs it in every server process, as one process
-# with no launcher (tests, `manage.py runserver`) needs. The derive process reads the log this often: a
-# note changed many times meanwhile is handled once.
+# Derived work (backlinks, search rows, vectors, MCP resources/updated; lensrelay/docstore/derived.py):
+# "process" runs it in a process of its own that follows the update log (`manage.py derive`; the launcher
+# starts one beside the server unless LENSRELAY_DERIVE_BESIDE is off), "inline" runs it in every server
+# process, as one process with no launcher (tests, `manage.py runserver`) needs. The derive process reads
+# the log this often: a note changed many times meanwhile is handled once.
 LENSRELAY_DERIVED_WORK = os.environ.get("LENSRELAY_DERIVED_WORK", "process").strip().lower()
 LENSRELAY_DERIVE_BESIDE = _env_bool("LENSRELAY_DERIVE_BESIDE", True)
 LENSRELAY_DERIVE_POLL_SECONDS = _env_float("LENSRELAY_DERIVE_POLL_SECONDS", 0.5)

@@ -1,17 +1,20 @@
-"""Derived work follows the change feed, off the live path: backlinks, search rows, vectors, versions.
+"""Derived work follows the change feed, off the live path: backlinks, search rows, vectors, versions and
+MCP `resources/updated` notifications.
 
 The live path (receive, rehearse, persist, broadcast, awareness) only logs each update (`YUpdate`). Views
 derived from documents register here:
 
 - `derived_view(name, handle)`: `handle(store, doc_ids)` brings the view in step with those notes (content
-  documents) as they are now (backlinks of their links, search rows, vectors).
+  documents) as they are now (backlinks of their links, search rows, vectors), or tells of their change
+  (`mcp_tools.notifications.produce`: subscribed MCP sessions, one event per session and note per pass).
 - `derived_feed_view(name, factory)`: `factory(store)` makes, per follower, an object whose `step(feed)`
   sees every pass, what it read included (`FeedStep`: the log rows with their authors and times, the
   compactions, the kinds of the documents changed), even a pass that read nothing: version snapshots
   (an edit burst going quiet is the absence of rows), backlinks after folder changes (moves, trash).
 
-Handlers are idempotent (running one twice over a document changes nothing), which is what lets the
-follower below re-read a window of the log after a restart instead of keeping exactly-once bookkeeping.
+Handlers are idempotent (running one twice over a document changes nothing; a notification told twice
+only has its client read again), which is what lets the follower below re-read a window of the log after
+a restart instead of keeping exactly-once bookkeeping.
 
 Where they run is `LENSRELAY_DERIVED_WORK`:
 
@@ -110,10 +113,11 @@ _views: list[DerivedView] = []
 _feed_views: list[DerivedFeedView] = []
 
 
-def derived_view(name: str, handle: Handler) -> None:
-    """Register a view the follower keeps in step (its module is imported at start-up)."""
+def derived_view(name: str, handle: Handler, *, first: bool = False) -> None:
+    """Register a view the follower keeps in step (its module is imported at start-up). Views run in the
+    order registered; `first` puts one before the others (a cheap one someone waits for)."""
     if all(view.name != name for view in _views):
-        _views.append(DerivedView(name, handle))
+        _views.insert(0 if first else len(_views), DerivedView(name, handle))
 
 
 def derived_feed_view(name: str, factory: FeedViewFactory) -> None:
@@ -235,6 +239,10 @@ class DeriveFollower:
         self.name = name
         self.cursor: int | None = None
         self._handled: set[int] = set()
+        # Compactions past the cursor already handled (doc_id: upto): a snapshot folding rows logged
+        # after the last row read stays past the cursor until a later row is read, and would otherwise
+        # make its document "changed" on every pass until then (a notification each time).
+        self._folded: dict[str, int] = {}
         self.steps = 0
         # Each follower its own feed views: a follower started afresh (a restarted derive process)
         # starts them afresh too, from what the database holds.
@@ -258,13 +266,15 @@ class DeriveFollower:
         floor = max(0, cursor - WINDOW)
         read = await self.store.db(feed_read, after_id=floor, cursor=cursor)
         fresh = [row for row in read.rows if row.id not in self._handled]
-        changed = {row.doc_id for row in fresh} | {doc_id for doc_id, _ in read.compacted}
+        folded = [(doc_id, upto) for doc_id, upto in read.compacted if self._folded.get(doc_id) != upto]
+        changed = {row.doc_id for row in fresh} | {doc_id for doc_id, _ in folded}
         changed -= MARKERS
+        named = (changed | {doc_id for doc_id, _ in read.compacted}) - MARKERS
         kinds: dict[str, str] = {}
-        if changed:
-            kinds = await self.store.db(doc_kinds, changed)
-        content = {doc_id for doc_id, kind in kinds.items() if kind == YDoc.Kind.CONTENT}
-        folders = {doc_id for doc_id, kind in kinds.items() if kind == YDoc.Kind.FOLDER}
+        if named:
+            kinds = await self.store.db(doc_kinds, named)
+        content = {doc_id for doc_id in changed if kinds.get(doc_id) == YDoc.Kind.CONTENT}
+        folders = {doc_id for doc_id in changed if kinds.get(doc_id) == YDoc.Kind.FOLDER}
         if content or folders:
             # The changed notes are kept loaded here: the feed then applies only their new rows on each
             # pass, where reading a note's text from the database merges its whole stored log again.
@@ -291,6 +301,7 @@ class DeriveFollower:
         newest = max([cursor, *(row.id for row in read.rows)])
         self._handled.update(row.id for row in fresh)
         self._handled = {row_id for row_id in self._handled if row_id > newest - WINDOW}
+        self._folded = {doc_id: upto for doc_id, upto in (*self._folded.items(), *folded) if upto > newest}
         if newest != cursor:
             await self.store.db(cursor_save, last_update_id=newest, name=self.name)
             self.cursor = newest

@@ -3,9 +3,9 @@
 - `events`: the per-session event log in the database (numbered, bounded) that the GET stream sends
   from and `Last-Event-ID` replays from, on any worker.
 - `subscriptions`: `resources/subscribe` bookkeeping, and who is told about what.
-- `produce`: turns the change feed into events, once, in the process where a change happened: edits of
-  subscribed documents (`notifications/resources/updated`), documents appearing or going
-  (`notifications/resources/list_changed`), and decisions on a session's suggestions
-  (`notifications/message`).
+- `produce`: turns the change feed into events, once: edits of subscribed documents
+  (`notifications/resources/updated`) in the derive process, a derived view of the update log; documents
+  appearing or going (`notifications/resources/list_changed`) and decisions on a session's suggestions
+  (`notifications/message`) in the transaction of the change, where it happened.
 - `hub`: each process's open GET streams, fed from the event log.
 """

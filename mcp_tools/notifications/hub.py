@@ -1,10 +1,11 @@
 """Each process's open GET streams, fed from the event log in the database.
 
-Events are made wherever a change happens (`produce`), on any worker or in a separate process, and land
-in the log; the worker holding a session's GET stream reads them from there. A producer in this process
-wakes the hub at once; events made elsewhere are found by the hub's poll, every
-`LENSRELAY_MCP_EVENTS_POLL_SECONDS`. The same poll ends streams whose session ended, whose token was
-revoked or expired, or that a newer GET of the same session took over (on this worker or another).
+Events are made by `produce`, on any worker or in the derive process (every `resources/updated`, unless
+derived work runs inline), and land in the log; the worker holding a session's GET stream reads them from
+there. A producer in this process wakes the hub at once; events made elsewhere are found by the hub's
+poll, every `LENSRELAY_MCP_EVENTS_POLL_SECONDS`. The same poll ends streams whose session ended, whose
+token was revoked or expired, or that a newer GET of the same session took over (on this worker or
+another).
 
 On the wire each event carries its number as the SSE `id`; the stream opens with a priming event (the
 current number, empty data, a `retry` hint) so a client can resume with `Last-Event-ID` even before the

@@ -1,9 +1,17 @@
-"""From the change feed to events, once, in the process where the change happened.
+"""From the change feed to events: edits by the derived view, the rest inside the change's transaction.
 
 - An edit of a document (any write path: a Yjs client, an MCP tool, the admin, the HTTP API, a management
-  command) reaches the store's change listeners in the process that made it (`room.changed_here`); its
-  subscribers get `notifications/resources/updated`, at most once per `DEBOUNCE_SECONDS` per document
-  from this process (the first change at once, the last one after the window).
+  command, on any worker) is logged (`YUpdate`); the derive process (`lensrelay.docstore.derived`) reads
+  it with the rest of its pass and this module's derived view, "mcp resource notifications", logs one
+  `notifications/resources/updated` per subscribed, listening session and changed note of the pass (one
+  query for the subscribers of the whole batch). A note edited many times between two passes is one
+  event: the pass coalesces a burst, within about `LENSRELAY_DERIVE_POLL_SECONDS`. The hub holding the
+  session's GET stream, in a server process, finds the event on its next poll
+  (`LENSRELAY_MCP_EVENTS_POLL_SECONDS`). The server processes do no notification work per update. The
+  derive process killed, edits go on; started again, it resumes from its cursor and tells what came
+  meanwhile (a restart may repeat an event for a note changed just before it: at least once).
+  With `LENSRELAY_DERIVED_WORK=inline` (one process, no launcher) the same view runs in the server,
+  after `DEBOUNCE_SECONDS` of the process's own edits, and wakes this process's streams at once.
 - Documents appearing, going or moving are seen where a folder document's rows are mirrored, which
   happens once per change (`lensrelay.vault.folders.folder_documents_changed`), and when a whole folder is
   deleted; sessions whose token sees the folder get `notifications/resources/list_changed`.
@@ -12,28 +20,22 @@
   that removed its markup, a later edit that superseded it) tells the session that proposed it with a
   `notifications/message` at level `notice`, logger `lens-relay.suggestions`.
 
-Edits stay here, in the server process, rather than in the derive process: the hub that holds the GET
-streams is woken at once by a producer in its own process. They cost the live path no query: the edit
-only goes into a per-document debounce when the document has subscribers, which is answered from memory
-(`SubscribedDocs`: one query per `SUBSCRIBED_REFRESH_SECONDS` for the whole process, and at once after this
-process changes a subscription), so a subscription made on another worker takes effect within that.
-
-Events are written to the log (`events`) in the same transaction as what they report where there is one,
-and the streams of this process are woken at once; other workers' streams find them on their next poll.
+The last two are written to the log (`events`) in the same transaction as what they report, once, and the
+streams of this process are woken at once; other processes' streams find them on their next poll.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
 from django.db.models.signals import pre_delete
 
-from lensrelay.docstore.remembered import RememberedDocIds
+from lensrelay.docstore.derived import derived_inline, derived_view
+from lensrelay.docstore.later import LaterBatch
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.models import Folder
@@ -43,15 +45,12 @@ from mcp_tools.notifications.subscriptions import (
     Listener,
     listener_of,
     listeners_seeing,
-    subscribed_doc_ids,
     subscribers_of,
-    subscriptions_generation,
 )
 from mcp_tools.sessions import LOG_LEVELS
 
 logger = logging.getLogger(__name__)
 
-DEBOUNCE_SECONDS = 0.25
 DECISION_LEVEL = "notice"
 DECISION_LOGGER = "lens-relay.suggestions"
 
@@ -67,105 +66,51 @@ def updated_message(uri: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
 
 
-def document_changed_events(*, doc_id: str) -> int:
-    """Log `resources/updated` for every listening subscriber of the document; returns how many."""
+def documents_changed_events(*, doc_ids: Collection[str]) -> int:
+    """Log `resources/updated` once for every listening subscriber of each document; returns how many."""
     by_uri: dict[str, list[str]] = defaultdict(list)
-    told: set[str] = set()
-    for session_id, uri in subscribers_of(doc_id=doc_id):
-        if session_id not in told:  # one event per session and change, should old rows hold two spellings
-            told.add(session_id)
-            by_uri[uri].append(session_id)
+    for subscriber in subscribers_of(doc_ids=doc_ids):
+        by_uri[subscriber.uri].append(subscriber.session_id)
     made = 0
+    if not by_uri:
+        return made  # no transaction to open either: a pass nobody listens to costs its one query
     with transaction.atomic():
         for uri, session_ids in by_uri.items():
             made += len(events_append(session_ids=session_ids, message=updated_message(uri)))
     return made
 
 
-SUBSCRIBED_REFRESH_SECONDS = 1.0
+async def notify_changed(store: DocStore, doc_ids: frozenset[str]) -> None:
+    """The derived view: the notes of one pass (or, inline, of one debounce window) changed."""
+    if await store.db(documents_changed_events, doc_ids=doc_ids):
+        wake_all()  # committed: this process's streams read at once (the derive process holds none)
 
 
-class SubscribedDocs(RememberedDocIds):
-    """Per store: the documents anyone subscribed to, from memory."""
-
-    def __init__(self, store: DocStore) -> None:
-        super().__init__(store)
-        # Documents changed while this memory said nobody subscribed: told after all should the next read
-        # find a subscription another worker made meanwhile.
-        self._passed: set[str] = set()
-
-    def refresh_seconds(self) -> float:
-        return SUBSCRIBED_REFRESH_SECONDS
-
-    def generation(self) -> int:
-        return subscriptions_generation()
-
-    def read(self) -> frozenset[str]:
-        return subscribed_doc_ids()
-
-    def passed_over(self, doc_id: str) -> None:
-        self._passed.add(doc_id)
-        self.recheck_when_due()
-
-    async def _refresh(self) -> None:
-        passed, self._passed = self._passed, set()
-        await super()._refresh()
-        for doc_id in passed & self.doc_ids:
-            content_notifier(self.store).changed(doc_id)
+# Where each server runs derived work itself (LENSRELAY_DERIVED_WORK=inline): the edits of this process,
+# gathered for this long, then told in one batch.
+DEBOUNCE_SECONDS = 0.25
 
 
-def subscribed_docs(store: DocStore) -> SubscribedDocs:
-    return store.attached(SubscribedDocs)
+def _inline_notifier(store: DocStore) -> LaterBatch:
+    return LaterBatch(
+        store, lambda doc_ids: notify_changed(store, frozenset(doc_ids)), delay=lambda: DEBOUNCE_SECONDS
+    )
 
 
-class ContentNotifier:
-    """Debounces one process's document edits into `resources/updated` events."""
-
-    def __init__(self, store: DocStore) -> None:
-        self.store = store
-        self._last: dict[str, float] = {}
-        self._waiting: set[str] = set()
-
-    def changed(self, doc_id: str) -> None:
-        known = subscribed_docs(self.store)
-        if not known.stale() and doc_id not in known.doc_ids:
-            known.passed_over(doc_id)
-            return  # nobody listens: no task, no query
-        if doc_id in self._waiting:
-            return  # the trailing event is already due
-        now = time.monotonic()
-        wait = self._last.get(doc_id, float("-inf")) + DEBOUNCE_SECONDS - now
-        if wait <= 0:
-            self._emit(doc_id, now)
-            return
-        self._waiting.add(doc_id)
-        self.store.loop.call_later(wait, self._trailing, doc_id)
-
-    def _trailing(self, doc_id: str) -> None:
-        self._waiting.discard(doc_id)
-        self._emit(doc_id, time.monotonic())
-
-    def _emit(self, doc_id: str, now: float) -> None:
-        self._last[doc_id] = now
-        if len(self._last) > 10_000:  # forget documents whose window has long passed
-            self._last = {d: t for d, t in self._last.items() if now - t < DEBOUNCE_SECONDS}
-        self.store.spawn(self._write(doc_id))
-
-    async def _write(self, doc_id: str) -> None:
-        if doc_id not in await subscribed_docs(self.store).current():
-            return
-        if await self.store.db(document_changed_events, doc_id=doc_id):
-            wake_all()
+def inline_notifier(store: DocStore) -> LaterBatch:
+    return store.attached(_inline_notifier)
 
 
-def content_notifier(store: DocStore) -> ContentNotifier:
-    return store.attached(ContentNotifier)
+# Run first in each pass: cheap, and what a waiting client hears (the other views write what is read
+# later: backlinks, search rows, vectors).
+derived_view("mcp resource notifications", notify_changed, first=True)
 
 
 @on_change
 def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind == "content" and room.changed_here:  # once, by the process where the edit happened
-        content_notifier(room.store).changed(room.doc_id)
+    # Inline only, once, by the process where the edit happened; with a derive process, there.
+    if room.kind == "content" and room.changed_here and derived_inline():
+        inline_notifier(room.store).add([room.doc_id])
 
 
 # ------------------------------------------------------------------------------------ document lists

@@ -13,7 +13,7 @@ thousand rows or a thousand events.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -35,24 +35,6 @@ class TooManySubscriptions(Exception):
             f"Too many subscriptions: this session already has {limit}, the most it may hold "
             "(LENSRELAY_MCP_MAX_SUBSCRIPTIONS). Unsubscribe from one first."
         )
-
-
-# Bumped whenever this process changes a subscription: the memory of who is subscribed reads again.
-_generation = 0
-
-
-def subscriptions_generation() -> int:
-    return _generation
-
-
-def _subscriptions_changed() -> None:
-    global _generation
-    _generation += 1
-
-
-def subscribed_doc_ids() -> frozenset[str]:
-    """Every document some session subscribed to (whether it listens now is checked per event)."""
-    return frozenset(McpSubscription.objects.exclude(doc_id="").values_list("doc_id", flat=True).distinct())
 
 
 def max_subscriptions() -> int:
@@ -85,8 +67,6 @@ def subscription_add(*, session_id: str, uri: str, doc_id: str, limit: int | Non
                 raise TooManySubscriptions(limit)
             _make_room(session_id=session_id, uri=uri, doc_id=doc_id)
             McpSubscription.objects.create(session_id=session_id, uri=uri, doc_id=doc_id)
-            _subscriptions_changed()
-            transaction.on_commit(_subscriptions_changed)  # a read meanwhile did not see the new row
     except IntegrityError:  # a concurrent identical subscribe won the race: the outcome is the same
         pass
 
@@ -120,7 +100,6 @@ def subscription_remove(*, session_id: str, uri: str, doc_id: str = "") -> bool:
     if the session was not subscribed (not an error)."""
     wanted = Q(session_id=session_id) & (Q(uri=uri) | (Q(doc_id=doc_id) if doc_id else Q(pk__in=[])))
     deleted, _ = McpSubscription.objects.filter(wanted).delete()
-    _subscriptions_changed()
     return deleted > 0
 
 
@@ -169,27 +148,52 @@ def listeners_seeing(*, folder_id: int | None) -> list[Listener]:
     return [listener for listener in listeners.values() if _sees(folders[listener.token_id], folder_id)]
 
 
-def subscribers_of(*, doc_id: str) -> list[tuple[str, str]]:
-    """(session id, uri) of listening sessions subscribed to the document, if their token sees its folder
-    now. One indexed query when nobody subscribed (the common case for an edit)."""
+# Documents per query when a pass's batch is large (SQLite bounds a statement's parameters).
+CHUNK = 500
+
+
+@dataclass(frozen=True)
+class Subscriber:
+    session_id: str
+    uri: str
+    doc_id: str
+
+
+def subscribers_of(*, doc_ids: Collection[str]) -> list[Subscriber]:
+    """Listening sessions subscribed to any of the documents whose token sees the document's folder now,
+    once per session and document. One indexed query when nobody subscribed to any of them (the common
+    case for a pass of the derive process), whatever the batch's size up to `CHUNK`."""
+    wanted = sorted(set(doc_ids))
     cutoff = timezone.now() - idle_timeout()
-    rows = list(
-        McpSubscription.objects.filter(
-            doc_id=doc_id, session__ended_at__isnull=True, session__last_seen_at__gte=cutoff
-        ).values_list("session_id", "uri", "session__token_id")
-    )
+    rows: list[tuple[str, str, str, int | None]] = []
+    for start in range(0, len(wanted), CHUNK):
+        rows.extend(
+            McpSubscription.objects.filter(
+                doc_id__in=wanted[start : start + CHUNK],
+                session__ended_at__isnull=True,
+                session__last_seen_at__gte=cutoff,
+            )
+            .order_by("pk")
+            .values_list("session_id", "uri", "doc_id", "session__token_id")
+        )
     if not rows:
         return []
-    folder_id = Document.objects.filter(doc_id=doc_id).values_list("folder_id", flat=True).first()
+    subscribed = {doc_id for _, _, doc_id, _ in rows}
+    folder_of = dict(Document.objects.filter(doc_id__in=subscribed).values_list("doc_id", "folder_id"))
     listening = set(
         McpStream.objects.filter(session_id__in={row[0] for row in rows}).values_list("session_id", flat=True)
     )
-    folders = token_folders(token_id for _, _, token_id in rows)
-    return [
-        (session_id, uri)
-        for session_id, uri, token_id in rows
-        if session_id in listening and _sees(folders[token_id], folder_id)
-    ]
+    folders = token_folders(token_id for _, _, _, token_id in rows)
+    found: dict[tuple[str, str], Subscriber] = {}
+    for session_id, uri, doc_id, token_id in rows:
+        # One per session and document, should old rows hold two spellings of one note.
+        if (
+            session_id in listening
+            and (session_id, doc_id) not in found
+            and _sees(folders[token_id], folder_of.get(doc_id))
+        ):
+            found[session_id, doc_id] = Subscriber(session_id, uri, doc_id)
+    return list(found.values())
 
 
 def listener_of(*, session_id: str) -> Listener | None:

@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 TIMEOUT = 30.0
 
@@ -34,6 +37,18 @@ class Heard:
                 return found
             await asyncio.sleep(0.05)
         raise AssertionError(f"{what} did not arrive within {seconds} s; heard {self.notifications!r}")
+
+
+@asynccontextmanager
+async def sdk_client(url: str, token: str, heard: Heard | None = None) -> AsyncIterator[Client]:
+    """The official SDK client on a handshake session at `url`, its notifications going to `heard`."""
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
+    async with http:
+        transport = streamable_http_client(f"{url}/mcp", http_client=http)
+        handler = heard.handler if heard is not None else None
+        async with Client(transport, mode="legacy", message_handler=handler) as client:
+            await asyncio.sleep(0.3)  # the SDK opens its GET stream in the background
+            yield client
 
 
 class RawSession:
@@ -67,9 +82,12 @@ class RawSession:
         done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         assert (await self.http.post(f"{url}/mcp", headers=self.headers, json=done)).status_code == 202
 
+    async def request(self, url: str, method: str, params: dict[str, Any]) -> httpx2.Response:
+        body = {"jsonrpc": "2.0", "id": 2, "method": method, "params": params}
+        return await self.http.post(f"{url}/mcp", headers=self.headers, json=body)
+
     async def subscribe(self, url: str, uri: str) -> None:
-        body = {"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": uri}}
-        reply = await self.http.post(f"{url}/mcp", headers=self.headers, json=body)
+        reply = await self.request(url, "resources/subscribe", {"uri": uri})
         assert "error" not in reply.text, reply.text
 
     async def first_event_id(self, url: str) -> int:

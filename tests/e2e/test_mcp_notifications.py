@@ -1,4 +1,6 @@
-"""Server-sent notifications to the official `mcp` SDK client, on one daphne worker (SQLite).
+"""Server-sent notifications to the official `mcp` SDK client, on one daphne worker (SQLite), with derived
+work inline as the test suite runs it (the server tells its own edits; with the derive process, as
+deployed: test_mcp_notifications_derived).
 
 The SDK client opens the GET stream itself after `initialize` (mode="legacy", 2025-11-25); what it receives
 reaches its `message_handler`. The changes come from real clients and processes: an npm y-websocket
@@ -10,8 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,8 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from .notify_clients import TIMEOUT, Heard, RawSession, event_ids
+from .notify_clients import TIMEOUT, Heard, RawSession, event_ids, sdk_client
 from .relay import Relay, TokenSpec
 
 pytestmark = [
@@ -45,14 +45,8 @@ def vault(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> dict[str, s
     )
 
 
-@asynccontextmanager
-async def connect(relay: Relay, token: str, heard: Heard) -> AsyncIterator[Client]:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
-    async with http:
-        transport = streamable_http_client(f"{relay.http_url}/mcp", http_client=http)
-        async with Client(transport, mode="legacy", message_handler=heard.handler) as client:
-            await asyncio.sleep(0.3)  # the SDK opens its GET stream in the background
-            yield client
+def connect(relay: Relay, token: str, heard: Heard | None = None) -> AbstractAsyncContextManager[Client]:
+    return sdk_client(relay.http_url, token, heard)
 
 
 async def test_a_subscribed_edit_from_a_yjs_client_is_notified(
@@ -70,7 +64,7 @@ async def test_a_subscribed_edit_from_a_yjs_client_is_notified(
         updated = await heard.wait(lambda: heard.of(types.ResourceUpdatedNotification), "resources/updated")
         assert str(updated[0].params.uri) == uri
         await asyncio.sleep(0.6)
-        # Five keystrokes: the first at once, the rest gathered after the debounce window.
+        # Five keystrokes: told once per debounce window, not once each.
         assert 1 <= len(heard.of(types.ResourceUpdatedNotification)) <= 3
         await client.unsubscribe_resource(uri)
         count = len(heard.of(types.ResourceUpdatedNotification))

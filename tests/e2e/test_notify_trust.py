@@ -14,21 +14,18 @@ import random
 import re
 import time
 import unicodedata
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from .notify_clients import TIMEOUT, Heard
+from .notify_clients import Heard, sdk_client
 from .relay import HTTP_TIMEOUT, Relay, TokenSpec
 
 pytestmark = [
@@ -83,15 +80,8 @@ def site(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Site:
     return Site(relay=relay, tokens=tokens, beta=beta)
 
 
-@asynccontextmanager
-async def connect(relay: Relay, token: str, heard: Heard | None = None) -> AsyncIterator[Client]:
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT)
-    async with http:
-        transport = streamable_http_client(f"{relay.http_url}/mcp", http_client=http)
-        handler = heard.handler if heard is not None else None
-        async with Client(transport, mode="legacy", message_handler=handler) as client:
-            await asyncio.sleep(0.3)  # the SDK opens its GET stream in the background
-            yield client
+def connect(relay: Relay, token: str, heard: Heard | None = None) -> AbstractAsyncContextManager[Client]:
+    return sdk_client(relay.http_url, token, heard)
 
 
 def spell(path: str, rng: random.Random) -> str:

@@ -1,6 +1,7 @@
 """`manage.py derive`: the derive process. Follows the update log from its durable cursor and keeps the
-derived views (backlinks, search rows, vectors, version snapshots) in step, off the server's live path;
-beside that, it delivers webhooks (lensrelay.webhooks.delivery) from their outbox.
+derived views (backlinks, search rows, vectors, version snapshots, MCP `resources/updated` events) in
+step, off the server's live path; beside that, it delivers webhooks (lensrelay.webhooks.delivery) from
+their outbox.
 
 `python -m lensrelay.server.serve` starts one beside the server; scaled out, run exactly one per database
 (on any machine that reaches it). `--once` works off what is logged and exits; `--rebuild` starts again

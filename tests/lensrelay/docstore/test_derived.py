@@ -1,6 +1,6 @@
-"""Derived views converge with the documents after a burst over 100 notes (backlinks, search and versions
-from the derive process's follower; notifications and the suggestion follower, which stay in the server),
-and the follower resumes from its durable cursor."""
+"""Derived views converge with the documents after a burst over 100 notes (backlinks, search, versions and
+MCP resource notifications from the derive process's follower; the suggestion follower, which stays in the
+server), and the follower resumes from its durable cursor."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
             for i in range(NOTES)
         ]
         await derive_pending(store)
-        # MCP notifications stay in the server process: a session subscribed to the first ten notes.
+        # MCP resource notifications: a session subscribed to the first ten notes.
         await store.db(subscribe, name, notes[:10])
         # So does the suggestion follower: pending suggestions on five notes.
         index = path_index(store)
@@ -168,15 +168,12 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
         last_edited, _ = ops[-1]
         assert await store.db(version_texts, notes[last_edited].doc_id)
 
-        # Notifications agree with the burst: every subscribed note that was edited, and no other.
+        # Notifications agree with the burst: every subscribed note that was edited is told, and no note
+        # nobody subscribed to. (The follower started afresh re-reads the window below its cursor, the
+        # notes' creation included: a restart tells at least once.)
         want_told = {f"lens://{notes[i].doc_id}" for i, _ in ops if i < 10}
-        told: set[str] = set()
-        for _ in range(50):
-            told = await store.db(notified, name)
-            if told == want_told:
-                break
-            await asyncio.sleep(0.1)
-        assert told == want_told
+        told = await store.db(notified, name)
+        assert want_told <= told <= {f"lens://{note.doc_id}" for note in notes[:10]}
 
         # The follower agrees with the suggestions' outcomes worked out afresh from the texts now.
         def statuses() -> dict[int, str]:
@@ -241,3 +238,27 @@ async def test_process_mode_leaves_the_live_path_alone(store: DocStore, settings
     assert await follower_for(store).step() == set()
     assert follower_for(store).cursor == cursor
     assert await store.db(lambda: Document.objects.filter(folder=folder).count()) == 2
+
+
+async def test_a_compaction_of_rows_never_read_is_handled_once_not_on_every_pass(
+    store: DocStore, settings: Any
+) -> None:
+    """Rows folded before the follower read them leave a snapshot past its cursor, and no later row moves
+    the cursor past it: the note is handled on the next pass, then not again (it would be told to its
+    subscribers on every pass)."""
+    settings.LENSRELAY_DERIVED_WORK = "process"
+    folder = await store.db(folder_create, name="Folded")
+    note = await document_create(store=store, folder=folder, path="/Note.md", text="one\n")
+    await derive_pending(store)
+    for n in range(5):
+        await rewrite(store, note.doc_id, f"edit {n}\n")
+    await store.rooms[note.doc_id].flushed()
+    assert await store.db(persistence.compact, note.doc_id) > 0
+    follower = follower_for(store)
+    assert note.doc_id in await follower.step()
+    for _ in range(3):
+        assert await follower.step() == set()
+    # A follower started afresh (a restart) handles it once more, then not again either.
+    fresh = DeriveFollower(store)
+    assert note.doc_id in await fresh.step()
+    assert await fresh.step() == set()

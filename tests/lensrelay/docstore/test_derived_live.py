@@ -1,7 +1,8 @@
 """With a derive process (LENSRELAY_DERIVED_WORK=process) the live path does only live work: y-websocket
 updates through the real sync consumer are received, logged, broadcast and compacted, and no derived view
-(backlinks, search rows, vectors, versions, backlinks after folder changes) nor any version keeping runs in
-the server process; the follower runs them all afterwards. Inline, the same instruments count work in the
+(backlinks, search rows, vectors, versions, backlinks after folder changes, MCP resource notifications)
+nor any version keeping runs in the server process; the follower runs them all afterwards, telling a
+subscribed session of the burst once. Inline, the same instruments count work in the
 server process, which is what shows they would catch it."""
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from lensrelay.semantic.maintain import SemanticMaintainer
 from lensrelay.vault import backlinks
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.trash import documents_trash
+from mcp_tools.models import McpEvent, McpSubscription
+from mcp_tools.notifications import produce
 from tests.lensrelay.sync.test_consumer import connect, decode, edit, handshake
+from tests.mcp_tools.notifications.test_produce import listening
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -93,7 +97,21 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     sync(SearchMaintainer, "schedule", "search scheduled")
     coroutine(SearchMaintainer, "reindex", "search rows")
     sync(SemanticMaintainer, "schedule", "vectors scheduled")
+    sync(produce, "inline_notifier", "notifications scheduled")
+    coroutine(produce, "notify_changed", "notifications")
+    sync(produce, "documents_changed_events", "notification events")
     return runs
+
+
+def subscribed(session_id: str, doc_id: str) -> None:
+    listening(session_id)
+    McpSubscription.objects.create(session_id=session_id, uri="lens://Lens/Note.md", doc_id=doc_id)
+
+
+def told(session_id: str) -> list[str]:
+    """The session's `resources/updated` events (a trash also lists changed)."""
+    messages = McpEvent.objects.filter(session_id=session_id).values_list("message", flat=True)
+    return [m["params"]["uri"] for m in messages if m["method"] == "notifications/resources/updated"]
 
 
 async def burst(store: Any, doc_id: str, token: str) -> None:
@@ -130,6 +148,7 @@ async def test_the_live_path_runs_no_derived_work_with_a_derive_process(
     target = await document_create(store=store, folder=folder, path="/Target.md", text="target\n")
     note = await document_create(store=store, folder=folder, path="/Note.md", text="note\n")
     token = await sync_to_async(make_token)("edit")
+    await sync_to_async(subscribed)("watcher", note.doc_id)
     await asyncio.sleep(0.5)  # whatever creating them set off has run
     counted.clear()
 
@@ -140,9 +159,13 @@ async def test_the_live_path_runs_no_derived_work_with_a_derive_process(
     if mode == "inline":
         # The instruments see work in the server process when there is some.
         assert live["backlinks"] and live["version_record_stored"] and live["search scheduled"], live
+        assert live["notifications scheduled"] and live["notification events"], live
+        # Once per debounce window of the burst, not once per update.
+        assert 1 <= len(await sync_to_async(told)("watcher")) < UPDATES / 3
         return
     assert live == Counter(), f"derived work ran on the live path: {dict(live)}"
     assert not await DocVersion.objects.filter(doc_id=note.doc_id).aexists()
+    assert await sync_to_async(told)("watcher") == []
 
     # A trash through the services: its link rewriting is no derived work, its backlinks are.
     await documents_trash(store=store, doc_ids=[target.doc_id], force=True)
@@ -158,9 +181,13 @@ async def test_the_live_path_runs_no_derived_work_with_a_derive_process(
     for name in (
         "view backlinks",
         "view search",
+        "view mcp resource notifications",
+        "notification events",
         "feed view versions",
         "feed view backlinks after folder changes",
         "version_record",
     ):
         assert done[name], (name, dict(done))
     assert await DocVersion.objects.filter(doc_id=note.doc_id).aexists()
+    # The burst of updates is one notification, from the pass.
+    assert await sync_to_async(told)("watcher") == ["lens://Lens/Note.md"]

@@ -19,7 +19,7 @@ from lensrelay.vault.importexport import import_vault
 from mcp_tools.kb import open_kb
 from mcp_tools.models import McpEvent, McpSession, McpSubscription
 from mcp_tools.notifications import events
-from mcp_tools.notifications.produce import document_changed_events
+from mcp_tools.notifications.produce import documents_changed_events
 from mcp_tools.notifications.subscriptions import (
     TooManySubscriptions,
     subscribed_uris,
@@ -186,7 +186,7 @@ def test_one_change_makes_one_event_per_session_even_with_old_duplicate_rows() -
     session = listening("s")
     for uri in ("lens://A/Index", "lens://A/Inde%78.md", "lens://A/Index.md"):
         McpSubscription.objects.create(session_id=session, uri=uri, doc_id="doc-1")
-    assert document_changed_events(doc_id="doc-1") == 1
+    assert documents_changed_events(doc_ids={"doc-1", "doc-2"}) == 1
     assert McpEvent.objects.filter(session_id=session).count() == 1
 
 
