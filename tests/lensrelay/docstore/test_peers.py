@@ -16,8 +16,9 @@ from asgiref.sync import sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from pycrdt import Text
 
+from lensrelay.docstore import peers
 from lensrelay.docstore.offsets import text_insert
-from lensrelay.docstore.peers import PeerBus, group_name
+from lensrelay.docstore.peers import PEERS_GROUP, PeerBus, group_name
 from lensrelay.docstore.store import DocStore
 from lensrelay.protocol import wire
 from lensrelay.sync.consumer import SyncConsumer
@@ -33,6 +34,7 @@ class FaultyLayer:
         self.inner = InMemoryChannelLayer()
         self.drop_updates = False
         self.down = False
+        self.sent: list[tuple[str, str]] = []
 
     def _check(self) -> None:
         if self.down:
@@ -51,6 +53,7 @@ class FaultyLayer:
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
         self._check()
+        self.sent.append((group, message["type"]))
         if self.drop_updates and message["type"] == "doc.update":
             return
         await self.inner.group_send(group, message)
@@ -110,6 +113,14 @@ async def eventually(check: Any, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.02)
 
 
+async def edit(room: Any, value: str, *, index: int = 0) -> None:
+    """Insert into the note's text on this worker and wait until it is logged and sent."""
+    ytext = room.doc.get("contents", type=Text)
+    with room.transact():
+        text_insert(ytext, current=str(ytext), index=index, value=value)
+    await room.flushed()
+
+
 async def test_updates_reach_the_other_worker_through_the_layer(workers: Any) -> None:
     first, second, _ = workers
     a, b = await shared_note(first, second)
@@ -128,14 +139,55 @@ async def test_a_dropped_update_is_repaired_by_version_without_the_database_poll
     a, b = await shared_note(first, second)
     b.join(Recorder())  # B has a client, so it announces how far it has got
     layer.drop_updates = True
-    ytext = a.doc.get("contents", type=Text)
-    with a.transact():
-        text_insert(ytext, current=str(ytext), index=5, value=" lost in transit")
-    await a.flushed()
+    await edit(a, " lost in transit", index=5)
     await asyncio.sleep(0.1)
     assert text(b) == "start"  # dropped, and nobody polls the log in this test
     await second.peers.announce_versions([b])
     await eventually(lambda: text(b) == "start lost in transit")
+
+
+async def test_announcements_go_to_every_peer_many_documents_a_message(
+    workers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second, layer = workers
+    a, b = await shared_note(first, second)
+    from lensrelay.vault.folders import folder_create
+
+    other = await document_create(
+        store=first, folder=await sync_to_async(folder_create)(name="More"), path="/Other.md", text="x"
+    )
+    b2 = await second.get(other.doc_id)
+    layer.drop_updates = True
+    for room in (a, await first.get(other.doc_id)):
+        await edit(room, "missed ")
+    layer.sent.clear()
+    await second.peers.announce_versions([b, b2])
+    assert layer.sent == [(PEERS_GROUP, "doc.versions")]  # both documents in one message
+    await eventually(lambda: text(b) == "missed start" and text(b2) == "missed x")
+
+    monkeypatch.setattr(peers, "ANNOUNCE_BATCH", 1)
+    layer.sent.clear()
+    await second.peers.announce_versions([b, b2])
+    assert layer.sent == [(PEERS_GROUP, "doc.versions")] * 2
+
+
+async def test_a_malformed_version_in_an_announcement_spoils_only_its_own_document(workers: Any) -> None:
+    first, second, layer = workers
+    a, b = await shared_note(first, second)
+    layer.drop_updates = True
+    await edit(a, "repaired ")
+    assert second.peers.channel is not None
+    hostile = {
+        "type": "doc.versions",
+        "writer": second.writer,
+        "reply": second.peers.channel,
+        "versions": {"no-such-doc": b"\xff", a.doc_id: b"\xff\xff\xff"},
+    }
+    await first.peers._handle({**hostile, "writer": "someone else"})  # garbage: logged, nothing sent
+    assert text(b) == "start"
+    hostile["versions"] = {"no-such-doc": b"\xff", a.doc_id: b"\x00\x00"}
+    await first.peers._handle({**hostile, "writer": "someone else"})
+    await eventually(lambda: text(b) == "repaired start")
 
 
 async def test_presence_reaches_clients_on_the_other_worker(workers: Any) -> None:
@@ -153,10 +205,7 @@ async def test_a_layer_outage_never_raises_and_groups_are_rejoined_after_it(work
     first, second, layer = workers
     a, b = await shared_note(first, second)
     layer.down = True
-    ytext = a.doc.get("contents", type=Text)
-    with a.transact():
-        text_insert(ytext, current=str(ytext), index=0, value="during ")
-    await a.flushed()  # logged; publishing failed quietly
+    await edit(a, "during ")  # logged; publishing failed quietly
     assert not first.peers.healthy
     # Redis comes back empty: it has forgotten every group.
     layer.inner = InMemoryChannelLayer()
@@ -166,8 +215,7 @@ async def test_a_layer_outage_never_raises_and_groups_are_rejoined_after_it(work
     await eventually(lambda: second.peers.channel in layer.members(group_name(b.doc_id)))
     await second.catch_up()  # what the layer missed comes from the log...
     assert text(b) == "during start"
-    with a.transact():
-        text_insert(ytext, current=str(ytext), index=0, value="after ")
+    await edit(a, "after ")
     await eventually(lambda: text(b) == "after during start")  # ...and the fast path is back, unpolled
 
 
