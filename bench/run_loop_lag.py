@@ -41,7 +41,10 @@ from bench.heavy import (
 )
 from tests.e2e.liveserver import REPO_ROOT, LiveServer
 
-LAG_RE = re.compile(r"event loop lagged (\d+) ms")
+LAG_RE = re.compile(
+    r"event loop lagged (\d+) ms[^;\n]*"
+    r"(?:; meanwhile the loop's thread ran (\d+) ms, other threads (\d+) ms)?"
+)
 
 
 def set_up(server: LiveServer) -> dict[str, Any]:
@@ -60,11 +63,13 @@ def set_up(server: LiveServer) -> dict[str, Any]:
     return setup_result(result.stdout)
 
 
-def lags_since(server: LiveServer, offset: int) -> list[int]:
+def lags_since(server: LiveServer, offset: int) -> list[tuple[int, str]]:
+    """Each lag logged since `offset`, with the CPU the loop's thread and the others spent meanwhile (what
+    tells work on the loop from a loop kept waiting)."""
     with server.log_path.open("rb") as log:
         log.seek(offset)
         text = log.read().decode(errors="replace")
-    return [int(m) for m in LAG_RE.findall(text)]
+    return [(int(lag), f"{loop} / {others}" if loop else "?") for lag, loop, others in LAG_RE.findall(text)]
 
 
 async def measured(
@@ -79,8 +84,10 @@ async def measured(
     elapsed = time.perf_counter() - started
     await asyncio.sleep(settle)
     lags = lags_since(server, offset)
+    worst, cpu = max(lags, default=(0, "-"))
     took = f"{elapsed:.2f} s" + (f" ({type(answer).__name__})" if isinstance(answer, Exception) else "")
-    return [name, took, max(lags, default=0), len(lags), sum(lags), load_average()], answer
+    total = sum(lag for lag, _ in lags)
+    return [name, took, worst, cpu, len(lags), total, load_average()], answer
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -131,6 +138,7 @@ async def run(args: argparse.Namespace) -> None:
                     "request",
                     "answered in",
                     "max loop lag (ms)",
+                    "its CPU: loop thread / other threads (ms)",
                     f"lags over {args.log_ms:g} ms",
                     "sum of lags (ms)",
                     "load average",

@@ -186,6 +186,9 @@ LENSRELAY_DERIVE_NICE = int(os.environ.get("LENSRELAY_DERIVE_NICE", "10"))
 # seconds under a team's load, and with a thousand clients' objects it stops the loop 100-200 ms. Set
 # "700,10,10" to get Python's behaviour back (lensrelay/server/collector.py).
 LENSRELAY_GC_THRESHOLDS = os.environ.get("LENSRELAY_GC_THRESHOLDS", "10000,50,50")
+# How long a thread busy in Python keeps the interpreter lock from the event loop (lensrelay.server.switching;
+# Python's default is 5 ms).
+LENSRELAY_SWITCH_INTERVAL_MS = os.environ.get("LENSRELAY_SWITCH_INTERVAL_MS", "0.5")
 # Days a deleted entry stays in its folder's /_trash/ before `manage.py purge_trash` may remove it for good.
 LENSRELAY_TRASH_RETENTION_DAYS = _env_float("LENSRELAY_TRASH_RETENTION_DAYS", 30.0)
 # Seconds during which a reviewer's decision on a suggestion can be undone (suggestions/undoing.py).

@@ -65,11 +65,13 @@ def _serve(argv: Sequence[str] | None) -> None:
         )
     from lensrelay.server.beside import start_derive_beside
     from lensrelay.server.collector import collector_tune
+    from lensrelay.server.switching import switch_interval_tune
 
     cli = CommandLineInterface()
     cli.server_class = _limited_server_class()
     importlib.import_module(APPLICATION.split(":")[0])
     collector_tune()
+    switch_interval_tune()
     # Backlinks, search rows and vectors are made there, off this process's live path.
     beside = start_derive_beside()
     try:
