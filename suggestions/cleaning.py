@@ -35,7 +35,7 @@ from suggestions.criticmarkup import (
     parse,
 )
 from suggestions.deciding import Decision
-from suggestions.follow import deciding_here
+from suggestions.follow import holding
 from suggestions.models import Suggestion
 from suggestions.signals import suggestion_decided
 
@@ -136,15 +136,17 @@ async def suggestion_clean_up_in_store(*, store: DocStore, suggestion: Suggestio
         return Decision(suggestion, False, f"suggestion is {suggestion.status}: nothing to clean up")
     room = await store.get(suggestion.doc_id)
     removed = 0
-    if room is not None:
-        raw = str(room.doc.get(CONTENTS, type=Text))
-        proposed = {h.get("new", "") for h in suggestion.hunks or [] if h.get("new")}
-        spans = clean_up_spans(raw, suggestion.uid, proposed)
-        deciding_here(store, suggestion.doc_id, suggestion.uid)
-        _delete_spans(room, spans)
-        removed = sum(s.end - s.start for s in spans)
-        await room.flushed()
-    if not await store.db(_record_clean_up, suggestion, user=user):
+    # Held until the row says who cleaned it up: the follower must not record the markup's removal first.
+    async with holding(store, suggestion.doc_id):
+        if room is not None:
+            raw = str(room.doc.get(CONTENTS, type=Text))
+            proposed = {h.get("new", "") for h in suggestion.hunks or [] if h.get("new")}
+            spans = clean_up_spans(raw, suggestion.uid, proposed)
+            _delete_spans(room, spans)
+            removed = sum(s.end - s.start for s in spans)
+            await room.flushed()
+        recorded = await store.db(_record_clean_up, suggestion, user=user)
+    if not recorded:
         return Decision(suggestion, False, "someone decided it meanwhile")
     return Decision(suggestion, True, detail=f"{removed} characters of leftovers removed")
 

@@ -30,7 +30,7 @@ from suggestions.criticmarkup import Change, Span, accept_edits, own_changes, re
 from suggestions.errors import StaleSuggestion, SuggestionError
 from suggestions.filecreate import creates_a_file, file_create_apply
 from suggestions.filetext import file_replacement_apply
-from suggestions.follow import deciding_here
+from suggestions.follow import holding
 from suggestions.integrity import markup_mismatch
 from suggestions.models import Suggestion
 from suggestions.moving import move_document, move_folder, remove_document
@@ -87,7 +87,6 @@ def _decide_markup(
         raise StaleSuggestion(mismatch)
     per_change = [accept_edits(raw, c) if accept else reject_edits(raw, c) for c in changes]
     spans: list[Span] = [span for change_spans in per_change for span in change_spans]
-    deciding_here(room.store, room.doc_id, suggestion.uid)
     with room.transact():
         current = raw
         for span in sorted(spans, key=lambda s: s.start, reverse=True):
@@ -180,6 +179,11 @@ async def _change_document(
     return "", NOTHING_CHANGED
 
 
+def _marked(suggestions: Sequence[Suggestion]) -> list[str]:
+    """The documents whose markup deciding these suggestions changes."""
+    return [s.doc_id for s in suggestions if s.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE)]
+
+
 async def suggestion_decide(
     *, store: DocStore, suggestion: Suggestion, user: Any, accept: bool, note: str = "", batch: str = ""
 ) -> Decision:
@@ -193,19 +197,22 @@ async def suggestion_decide(
     claim = await store.db(claim_decision, pk=suggestion.pk, accept=accept, user=user)
     if not isinstance(claim, Claim):
         return Decision(_apply_row(suggestion, claim), False, already_decided(claim))
-    try:
-        detail, undo = await _change_document(store, suggestion, accept=accept, user=user)
-    except StaleSuggestion as exc:
-        await store.db(stale_claim, claim=claim)
-        suggestion.status, suggestion.decided_by = Suggestion.Status.STALE, None
-        return Decision(suggestion, False, str(exc))
-    except SuggestionError as exc:
-        await store.db(release_claim, claim=claim)
-        return Decision(suggestion, False, str(exc))
-    except BaseException:
-        await store.db(release_claim, claim=claim)
-        raise
-    row = await store.db(settle_claim, claim=claim, user=user, note=note, undo=undo, batch=batch)
+    # Held from the markup's change until the row is settled or released, so the follower never records
+    # the markup's removal as decided in an editor.
+    async with holding(store, *_marked([suggestion])):
+        try:
+            detail, undo = await _change_document(store, suggestion, accept=accept, user=user)
+        except StaleSuggestion as exc:
+            await store.db(stale_claim, claim=claim)
+            suggestion.status, suggestion.decided_by = Suggestion.Status.STALE, None
+            return Decision(suggestion, False, str(exc))
+        except SuggestionError as exc:
+            await store.db(release_claim, claim=claim)
+            return Decision(suggestion, False, str(exc))
+        except BaseException:
+            await store.db(release_claim, claim=claim)
+            raise
+        row = await store.db(settle_claim, claim=claim, user=user, note=note, undo=undo, batch=batch)
     if row is None:
         logger.warning("the decision on suggestion %s was taken over while it was applied", suggestion.uid)
         return Decision(suggestion, False, "the decision took too long and was taken over by another")
@@ -247,6 +254,23 @@ async def _decide_slice(
 ) -> list[Decision]:
     """:func:`suggestion_decide` for each of ``suggestions``, with one claim trip, one settle trip."""
     claims = await store.db(_claim_each, pks=[s.pk for s in suggestions], accept=accept, user=user)
+    marked = [s for s, c in zip(suggestions, claims, strict=True) if isinstance(c, Claim)]
+    async with holding(store, *_marked(marked)):
+        return await _decide_claimed(
+            store, suggestions, claims, user=user, accept=accept, note=note, batch=batch
+        )
+
+
+async def _decide_claimed(
+    store: DocStore,
+    suggestions: Sequence[Suggestion],
+    claims: list[Claim | Suggestion | None],
+    *,
+    user: Any,
+    accept: bool,
+    note: str,
+    batch: str,
+) -> list[Decision]:
     decisions: dict[int, Decision] = {}
     unsettled = {i: c for i, c in enumerate(claims) if isinstance(c, Claim)}
     changed: dict[int, tuple[str, dict[str, Any]]] = {}

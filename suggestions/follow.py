@@ -1,33 +1,48 @@
-"""Rows follow what happens to their markup in editors, within a second.
+"""Rows follow what happens to their markup in editors.
 
 When a suggestion's markup disappears from its document (a person accepted, rejected or deleted it there)
 the row becomes accepted, rejected or stale; when the markup is still there but no longer what was
-proposed (a person typed inside it, or removed one of its delimiters) the row becomes stale at once, so
-nobody can accept text the assistant never suggested.
+proposed (a person typed inside it, or removed one of its delimiters) the row becomes stale, so nobody can
+accept text the assistant never suggested.
 
-It stays in the server process, beside the live document (not in the derive process): it must see the
-markup in the replica the editors change, and it coordinates with proposals and decisions running in this
-process (`holding`, `deciding_here`). It is off the per-update path all the same: an edit only adds the
-document to a debounced set, and which documents have pending suggestions is answered from memory
-(`PendingDocs`), kept current by this process's row changes (signals) and refreshed from the database at
-most once per `PENDING_REFRESH_SECONDS` for rows other processes wrote; a document that turns out to have
-gained pending rows meanwhile is looked at once more. Only a document with pending rows costs a query.
+Where it runs is `LENSRELAY_DERIVED_WORK` (lensrelay.docstore.derived): in the derive process (the
+default), as a feed view that looks, each pass, at the notes the pass read as changed, the notes that got
+new pending rows since the last pass, and the notes it had to leave for later; a row follows its markup
+within about `LENSRELAY_DERIVE_POLL_SECONDS` plus the pass's time. Inline (one process, the test suite)
+the server does the same look after each change, debounced by `DEBOUNCE_SECONDS`, the documents with
+pending rows answered from memory (`PendingDocs`) so a note without any costs no query.
+
+Proposals, decisions, clean-ups, undos and version restores change markup and rows together, in the
+server (another process than the follower's, but for inline). Each holds the document in the database
+(`holding`: a `SuggestionHold` committed before its first markup write, deleted after its markup writes
+are logged and its rows committed; it expires after `HOLD_SECONDS` should its process die). The
+follower, per document, reads the text (T1, caught up from the log), then in ONE statement the pending
+rows and whether a hold stands, then catches up and reads the text again (T2). A held document is looked
+at again on the next pass, edited or not. Otherwise a row is settled only when T1 and T2 show the same
+decision: if the statement ran after an operation's hold was deleted, T2 comes after the operation and
+agrees with the rows; if it ran before the hold was made, T1 comes before the operation and agrees with
+them; either way a text the rows do not know yet cannot decide alone (and a row whose markup a reading
+has not received yet is undecided there: its positions do not resolve). Readings that disagree leave the
+document for the next pass. Settling is a conditional update (still pending), so a reviewer's decision is
+never overwritten.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
+from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Value
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
-from pycrdt import StickyIndex, Text
+from pycrdt import Doc, StickyIndex, Text
 
+from lensrelay.docstore.derived import FeedStep, derived_feed_view, derived_inline
 from lensrelay.docstore.later import Later
 from lensrelay.docstore.offsets import char_index
 from lensrelay.docstore.panics import is_panic
@@ -37,14 +52,14 @@ from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.docstore.texts import CONTENTS
 from suggestions.criticmarkup import Change, mark_id, parse_changes
 from suggestions.integrity import markup_mismatch
-from suggestions.models import Suggestion
-from suggestions.selectors import pending_rows
+from suggestions.models import Suggestion, SuggestionHold
 from suggestions.signals import suggestion_decided
 
 logger = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.3
 PENDING_REFRESH_SECONDS = 1.0
+FOLLOWED = (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE)  # the kinds with markup in a text
 # Bumped by every row change this process makes: each store's memory reads the database again.
 _generation = 0
 
@@ -126,7 +141,12 @@ class ParsedText:
 def outcome_in_text(room: Room, suggestion: Suggestion, *, parsed: ParsedText | None = None) -> str | None:
     """None while the markup is there as proposed; otherwise what the text shows became of it.
     ``parsed`` is the room's text as it is now, when the caller checks several rows."""
-    ytext = room.doc.get(CONTENTS, type=Text)
+    return outcome_in_doc(room.doc, suggestion, parsed=parsed)
+
+
+def outcome_in_doc(doc: Doc[Any], suggestion: Suggestion, *, parsed: ParsedText | None = None) -> str | None:
+    """`outcome_in_text` of a document (a room's, or a copy of it)."""
+    ytext = doc.get(CONTENTS, type=Text)
     if parsed is None:
         parsed = ParsedText(str(ytext))
     raw = parsed.raw
@@ -162,70 +182,191 @@ def outcome_in_text(room: Room, suggestion: Suggestion, *, parsed: ParsedText | 
     return verdicts.pop() if len(verdicts) == 1 else Suggestion.Status.STALE
 
 
-class _Holds:
-    """Documents whose rows are being written: the follower waits, so it never reads markup that was
-    just rewritten (a superseded suggestion's, say) against rows that do not say so yet."""
+HOLD_SECONDS = 60.0
 
-    def __init__(self, store: DocStore) -> None:
-        self.count: Counter[str] = Counter()
-        self.released = asyncio.Condition()
+
+def _hold(doc_ids: Sequence[str]) -> list[int]:
+    expires = timezone.now() + timedelta(seconds=HOLD_SECONDS)
+    made = SuggestionHold.objects.bulk_create([SuggestionHold(doc_id=d, expires_at=expires) for d in doc_ids])
+    return [hold.pk for hold in made]
+
+
+def _release(pks: list[int]) -> None:
+    # Expired holds of dead processes go with it.
+    SuggestionHold.objects.filter(Q(pk__in=pks) | Q(expires_at__lt=timezone.now())).delete()
 
 
 @asynccontextmanager
-async def holding(store: DocStore, doc_id: str) -> AsyncIterator[None]:
-    holds = store.attached(_Holds)
-    holds.count[doc_id] += 1
+async def holding(store: DocStore, *doc_ids: str) -> AsyncIterator[None]:
+    """Hold these documents while their markup and rows change: the hold is committed before the body
+    runs (so before its first markup write) and deleted once the body is done (its writes logged: the
+    body awaits `Room.flushed`, and its rows committed)."""
+    ids = sorted(set(doc_ids))
+    if not ids:
+        yield
+        return
+    pks = await store.db(_hold, ids)
     try:
         yield
     finally:
-        holds.count[doc_id] -= 1
-        async with holds.released:
-            holds.released.notify_all()
+        await store.db(_release, pks)
 
 
-async def _unheld(store: DocStore, doc_id: str) -> None:
-    holds = store.attached(_Holds)
-    async with holds.released:
-        await holds.released.wait_for(lambda: holds.count[doc_id] <= 0)
+def _unexpired_holds(now: datetime) -> QuerySet[SuggestionHold]:
+    return SuggestionHold.objects.filter(expires_at__gt=now)
 
 
-class _DecidedHere:
-    """Suggestions this process is deciding itself: their markup goes before their row says so, and the
-    decision records who made it, so the follower must not record it first as decided in an editor."""
+def pending_or_held(doc_ids: Sequence[str]) -> tuple[set[str], set[str]]:
+    """Of these documents, those with pending rows and those held, each slice in one statement."""
+    now = timezone.now()
+    pending: set[str] = set()
+    held: set[str] = set()
+    ids = sorted(doc_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = (
+            Suggestion.objects.filter(doc_id__in=chunk, status=Suggestion.Status.PENDING, kind__in=FOLLOWED)
+            .annotate(held=Value(False, output_field=BooleanField()))
+            .order_by()
+            .values_list("doc_id", "held")
+            .union(
+                _unexpired_holds(now)
+                .filter(doc_id__in=chunk)
+                .annotate(held=Value(True, output_field=BooleanField()))
+                .order_by()
+                .values_list("doc_id", "held")
+            )
+        )
+        for doc_id, is_held in rows:
+            (held if is_held else pending).add(doc_id)
+    return pending, held
+
+
+def pending_and_holds(doc_ids: Sequence[str]) -> tuple[dict[str, list[Suggestion]], set[str]]:
+    """The pending rows of these documents and which are held, read in one statement (one snapshot)."""
+    holds = _unexpired_holds(timezone.now()).filter(doc_id=OuterRef("doc_id"))
+    rows = Suggestion.objects.filter(
+        doc_id__in=list(doc_ids), status=Suggestion.Status.PENDING, kind__in=FOLLOWED
+    ).annotate(held=Exists(holds))
+    by_doc: dict[str, list[Suggestion]] = {}
+    held: set[str] = set()
+    for row in rows:
+        by_doc.setdefault(row.doc_id, []).append(row)
+        if row.held:  # type: ignore[attr-defined]
+            held.add(row.doc_id)
+    return by_doc, held
+
+
+def new_pending(*, above: int) -> list[tuple[int, str]]:
+    """(pk, doc_id) of the pending rows whose pk is above ``above``."""
+    rows = Suggestion.objects.filter(pk__gt=above, status=Suggestion.Status.PENDING, kind__in=FOLLOWED)
+    return list(rows.values_list("pk", "doc_id"))
+
+
+def _copy(room: Room) -> Doc[Any]:
+    """The room's document as it is now, to read later while the room goes on changing."""
+    copy: Doc[Any] = Doc()
+    copy.apply_update(room.doc.get_update())
+    return copy
+
+
+def _outcomes(doc: Doc[Any], rows: Sequence[Suggestion], parsed: ParsedText) -> dict[int, str]:
+    return {s.pk: o for s in rows if (o := outcome_in_doc(doc, s, parsed=parsed)) is not None}
+
+
+async def look(store: DocStore, doc_ids: Sequence[str]) -> set[str]:
+    """Bring the pending rows of these documents in step with their markup (see the module docstring);
+    returns the documents to look at again (held, or the two readings disagreed)."""
+    again: set[str] = set()
+    first: dict[str, Doc[Any]] = {}
+    for doc_id in sorted(set(doc_ids)):
+        room = await store.get(doc_id)
+        if room is not None and room.kind == "content":
+            first[doc_id] = _copy(room)  # T1
+    if not first:
+        return again
+    by_doc, held = await store.db(pending_and_holds, list(first))  # one snapshot
+    again |= held
+    firsts: dict[str, tuple[ParsedText, dict[int, str]]] = {}
+    for doc_id, doc in first.items():
+        rows = by_doc.get(doc_id)
+        if doc_id in held or not rows:
+            continue
+        parsed = ParsedText(str(doc.get(CONTENTS, type=Text)))
+        if outcomes := _outcomes(doc, rows, parsed):
+            firsts[doc_id] = parsed, outcomes
+    if not firsts:
+        return again
+    await store.catch_up()
+    decided: list[tuple[int, str]] = []
+    for doc_id, (parsed, outcomes) in firsts.items():
+        room = store.rooms.get(doc_id)
+        if room is None:
+            again.add(doc_id)
+            continue
+        raw = str(room.doc.get(CONTENTS, type=Text))  # T2
+        now = _outcomes(room.doc, by_doc[doc_id], parsed if raw == parsed.raw else ParsedText(raw))
+        for pk, outcome in outcomes.items():
+            if now.get(pk) == outcome:
+                decided.append((pk, outcome))
+            else:
+                again.add(doc_id)
+    if decided:
+        await store.db(_settle, decided)
+    return again
+
+
+class FollowerView:
+    """The follower as a feed view of the derive process: every pass, the changed notes, the notes that
+    got new pending rows and the notes left for later (held, or read differently twice). Its first pass
+    (a derive process started afresh) looks at every note with pending rows once."""
+
+    WINDOW = 1000  # pks re-read below the highest seen: rows of concurrent transactions commit out of order
 
     def __init__(self, store: DocStore) -> None:
-        self.uids: dict[str, set[str]] = {}
+        self.store = store
+        self.again: set[str] = set()
+        self.top = 0
+        self.seen: set[int] = set()
+        self.folded: dict[str, int] = {}
+
+    async def step(self, feed: FeedStep) -> None:
+        content = feed.of_kind("content")
+        changed = {row.doc_id for row in feed.rows if row.doc_id in content}
+        for doc_id, upto in feed.compacted:
+            if doc_id in content and self.folded.get(doc_id) != upto:
+                changed.add(doc_id)
+                self.folded[doc_id] = upto
+        fresh = await self.store.db(new_pending, above=max(0, self.top - self.WINDOW))
+        for pk, doc_id in fresh:
+            if pk not in self.seen:
+                changed.add(doc_id)
+        self.seen |= {pk for pk, _ in fresh}
+        self.top = max([self.top, *self.seen])
+        self.seen = {pk for pk in self.seen if pk > self.top - self.WINDOW}
+        candidates = changed | self.again
+        if not candidates:
+            return
+        pending, held = await self.store.db(pending_or_held, sorted(candidates))
+        self.again = set(held)
+        looked = pending - held
+        if looked - changed:
+            # Notes this pass read nothing of: T1 is read caught up, like the changed notes' rooms.
+            await self.store.catch_up()
+        self.again |= await look(self.store, sorted(looked))
 
 
-def deciding_here(store: DocStore, doc_id: str, uid: str) -> None:
-    store.attached(_DecidedHere).uids.setdefault(doc_id, set()).add(uid)
-
-
-def not_deciding_here(store: DocStore, doc_id: str, uid: str) -> None:
-    """The suggestion is pending again (its decision was undone): follow its markup like any other's."""
-    store.attached(_DecidedHere).uids.get(doc_id, set()).discard(uid)
+derived_feed_view("suggestion follower", FollowerView)
 
 
 def _follower(store: DocStore) -> Later:
     async def follow(doc_id: str) -> None:
-        await _unheld(store, doc_id)
-        room = store.rooms.get(doc_id)
-        if room is None:
-            return
         memory = pending_docs(store)
         if doc_id not in await memory.current():
             memory.skipped()
             return
-        pending = await store.db(pending_rows, doc_id)
-        if store.attached(_Holds).count[doc_id] > 0:
-            return  # a proposal began meanwhile; its write brings this document round again
-        here = store.attached(_DecidedHere).uids.setdefault(doc_id, set())
-        here.intersection_update(s.uid for s in pending)  # recorded by now: forget them
-        followed = [s for s in pending if s.uid not in here]
-        parsed = ParsedText(str(room.doc.get(CONTENTS, type=Text))) if followed else None
-        decided = [(s.pk, o) for s in followed if (o := outcome_in_text(room, s, parsed=parsed)) is not None]
-        if decided:
-            await store.db(_settle, decided)
+        if doc_id in await look(store, [doc_id]):
+            follower_for(store).add(doc_id)  # held, or read differently twice: once more after the delay
 
     return Later(store, follow, delay=lambda: DEBOUNCE_SECONDS)
 
@@ -236,5 +377,6 @@ def follower_for(store: DocStore) -> Later:
 
 @on_change
 def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind == "content" and room.changed_here:  # once, by the process where the edit happened
+    # Inline only: in process mode the derive process follows (FollowerView); the server does nothing.
+    if room.kind == "content" and room.changed_here and derived_inline():
         follower_for(room.store).add(room.doc_id)

@@ -106,3 +106,16 @@ class Suggestion(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status == self.Status.PENDING
+
+
+class SuggestionHold(models.Model):
+    """A document whose markup and rows are being changed together (a proposal, a decision, an undo, a
+    restore): the follower (suggestions.follow) leaves it alone while the hold stands. Written and
+    committed before the markup changes, deleted after the rows are committed; `expires_at` lets the
+    follower go on when the process holding it died."""
+
+    doc_id = models.CharField(max_length=100, db_index=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"hold on {self.doc_id} until {self.expires_at:%H:%M:%S}"

@@ -29,7 +29,7 @@ from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.texts import CONTENTS
 from suggestions.claims import DECIDED, UndoClaim, claim_undo, release_undo, settle_undo
-from suggestions.follow import not_deciding_here
+from suggestions.follow import holding
 from suggestions.models import Suggestion
 from suggestions.proposing import hunk_records
 from suggestions.undo_record import insert_all, pieces_back
@@ -189,6 +189,22 @@ async def suggestions_undo_decided(
     claims = await store.db(_claim_all, rows, user)
     if isinstance(claims, str):
         return UndoResult(False, f"Cannot undo {claims}", rows)
+    # Held from the markup's return until the rows are pending again.
+    async with holding(store, *{r.doc_id for r in rows if r.undo.get("regions")}):
+        refused = await _write_back_and_settle(store, rows, claims, user=user)
+    if refused is not None:
+        return refused
+    reopened = await store.db(_fresh, [r.pk for r in rows])
+    names = ", ".join(_label(r) for r in reopened)
+    return UndoResult(
+        True, f"Undone: {names} {'is' if len(reopened) == 1 else 'are'} pending again.", reopened
+    )
+
+
+async def _write_back_and_settle(
+    store: DocStore, rows: list[Suggestion], claims: list[UndoClaim], *, user: Any
+) -> UndoResult | None:
+    """Write the markup back, then make the rows pending again; an UndoResult when refused."""
     try:
         rooms: dict[str, Room] = {}
         for doc_id in {r.doc_id for r in rows if r.undo.get("regions")}:
@@ -209,13 +225,8 @@ async def suggestions_undo_decided(
     for row, claim in zip(rows, claims, strict=True):
         room = rooms.get(row.doc_id)
         hunks = hunk_records(room, row.uid) if room is not None and row.undo.get("regions") else row.hunks
-        not_deciding_here(store, row.doc_id, row.uid)
         await store.db(settle_undo, claim=claim, user=user, hunks=hunks)
-    reopened = await store.db(_fresh, [r.pk for r in rows])
-    names = ", ".join(_label(r) for r in reopened)
-    return UndoResult(
-        True, f"Undone: {names} {'is' if len(reopened) == 1 else 'are'} pending again.", reopened
-    )
+    return None
 
 
 # -- entry points ------------------------------------------------------------------------------------------

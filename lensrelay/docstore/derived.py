@@ -1,5 +1,5 @@
-"""Derived work follows the change feed, off the live path: backlinks, search rows, vectors, versions and
-MCP `resources/updated` notifications.
+"""Derived work follows the change feed, off the live path: backlinks, search rows, vectors, versions,
+MCP `resources/updated` notifications and the suggestion follower.
 
 The live path (receive, rehearse, persist, broadcast, awareness) only logs each update (`YUpdate`). Views
 derived from documents register here:
@@ -10,7 +10,9 @@ derived from documents register here:
 - `derived_feed_view(name, factory)`: `factory(store)` makes, per follower, an object whose `step(feed)`
   sees every pass, what it read included (`FeedStep`: the log rows with their authors and times, the
   compactions, the kinds of the documents changed), even a pass that read nothing: version snapshots
-  (an edit burst going quiet is the absence of rows), backlinks after folder changes (moves, trash).
+  (an edit burst going quiet is the absence of rows), backlinks after folder changes (moves, trash), the
+  suggestion follower (`suggestions.follow`: notes left for a later pass are looked at again without an
+  edit).
 
 Handlers are idempotent (running one twice over a document changes nothing; a notification told twice
 only has its client read again), which is what lets the follower below re-read a window of the log after

@@ -77,20 +77,20 @@ async def test_a_note_without_pending_suggestions_costs_no_query(store: Any, mak
     memory = pending_docs(store)
     assert note.doc_id not in await memory.current()
     calls = 0
-    real = follow.pending_rows
+    real = follow.pending_and_holds
 
-    def counting(doc_id: str) -> Any:
+    def counting(doc_ids: Any) -> Any:
         nonlocal calls
         calls += 1
-        return real(doc_id)
+        return real(doc_ids)
 
-    follow.pending_rows = counting  # type: ignore[assignment]
+    follow.pending_and_holds = counting  # type: ignore[assignment]
     try:
         for n in range(20):
             await rewrite(room, f"plain {n}\n")
         await asyncio.sleep(follow.DEBOUNCE_SECONDS * 3)
     finally:
-        follow.pending_rows = real  # type: ignore[assignment]
+        follow.pending_and_holds = real  # type: ignore[assignment]
     assert calls == 0
 
 

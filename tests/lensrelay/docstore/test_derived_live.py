@@ -1,8 +1,8 @@
 """With a derive process (LENSRELAY_DERIVED_WORK=process) the live path does only live work: y-websocket
 updates through the real sync consumer are received, logged, broadcast and compacted, and no derived view
-(backlinks, search rows, vectors, versions, backlinks after folder changes, MCP resource notifications)
-nor any version keeping runs in the server process; the follower runs them all afterwards, telling a
-subscribed session of the burst once. Inline, the same instruments count work in the
+(backlinks, search rows, vectors, versions, backlinks after folder changes, MCP resource notifications,
+the suggestion follower) nor any version keeping runs in the server process; the follower runs them all
+afterwards, telling a subscribed session of the burst once. Inline, the same instruments count work in the
 server process, which is what shows they would catch it."""
 
 from __future__ import annotations
@@ -25,10 +25,13 @@ from lensrelay.search.maintain import SearchMaintainer
 from lensrelay.semantic.maintain import SemanticMaintainer
 from lensrelay.vault import backlinks
 from lensrelay.vault.documents import document_create
+from lensrelay.vault.paths import path_index
 from lensrelay.vault.trash import documents_trash
 from mcp_tools.models import McpEvent, McpSubscription
 from mcp_tools.notifications import produce
-from tests.lensrelay.sync.test_consumer import connect, decode, edit, handshake
+from suggestions import follow
+from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
+from tests.lensrelay.sync.test_consumer import connect, decode, edit
 from tests.mcp_tools.notifications.test_produce import listening
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -99,6 +102,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     sync(SemanticMaintainer, "schedule", "vectors scheduled")
     sync(produce, "inline_notifier", "notifications scheduled")
     coroutine(produce, "notify_changed", "notifications")
+    sync(follow, "follower_for", "suggestion follower scheduled")
+    coroutine(follow, "look", "suggestion follower")
     sync(produce, "documents_changed_events", "notification events")
     return runs
 
@@ -114,15 +119,33 @@ def told(session_id: str) -> list[str]:
     return [m["params"]["uri"] for m in messages if m["method"] == "notifications/resources/updated"]
 
 
+async def synced(comm: Any) -> Doc[Any]:
+    """`handshake`, passing over the awareness states (the assistant's) the server sends on connecting."""
+    kind, step, _ = decode(await comm.receive_from(timeout=5))
+    assert (kind, step) == (wire.MESSAGE_SYNC, wire.SYNC_STEP1)
+    client: Doc[Any] = Doc()
+    client.get("contents", type=Text)
+    await comm.send_to(bytes_data=wire.sync_step1(client.get_state()))
+    while True:
+        kind, step, update = decode(await comm.receive_from(timeout=5))
+        if kind != wire.MESSAGE_AWARENESS:
+            break
+    assert (kind, step) == (wire.MESSAGE_SYNC, wire.SYNC_STEP2)
+    client.apply_update(update)
+    return client
+
+
 async def burst(store: Any, doc_id: str, token: str) -> None:
     """UPDATES updates from one y-websocket client, each delivered to another before the next."""
     writer, reader = await connect(doc_id, token), await connect(doc_id, token)
-    client: Doc[Any] = await handshake(writer)
-    await handshake(reader)
+    client = await synced(writer)
+    await synced(reader)
     for n in range(UPDATES):
         text = str(client.get("contents", type=Text))
         await writer.send_to(bytes_data=wire.sync_update(edit(client, len(text), f" live{n} [[Target]]")))
         kind, step, _ = decode(await reader.receive_from(timeout=5))
+        while kind == wire.MESSAGE_AWARENESS:  # the assistant's, sent on connecting
+            kind, step, _ = decode(await reader.receive_from(timeout=5))
         assert (kind, step) == (wire.MESSAGE_SYNC, wire.SYNC_UPDATE)
     await writer.disconnect()
     await reader.disconnect()
@@ -149,6 +172,14 @@ async def test_the_live_path_runs_no_derived_work_with_a_derive_process(
     note = await document_create(store=store, folder=folder, path="/Note.md", text="note\n")
     token = await sync_to_async(make_token)("edit")
     await sync_to_async(subscribed)("watcher", note.doc_id)
+    # A pending suggestion in the note: the follower has markup to look at after each edit.
+    index = path_index(store)
+    await index.ensure()
+    entry = index.by_doc_id(note.doc_id)
+    assert entry is not None
+    proposal = [EditSpec("note", "memo")]
+    proposer = Proposer(author="claude")
+    await suggestion_propose_edits(store=store, entry=entry, proposer=proposer, specs=proposal, tool="edit")
     await asyncio.sleep(0.5)  # whatever creating them set off has run
     counted.clear()
 
@@ -160,6 +191,7 @@ async def test_the_live_path_runs_no_derived_work_with_a_derive_process(
         # The instruments see work in the server process when there is some.
         assert live["backlinks"] and live["version_record_stored"] and live["search scheduled"], live
         assert live["notifications scheduled"] and live["notification events"], live
+        assert live["suggestion follower scheduled"] and live["suggestion follower"], live
         # Once per debounce window of the burst, not once per update.
         assert 1 <= len(await sync_to_async(told)("watcher")) < UPDATES / 3
         return
@@ -185,6 +217,8 @@ async def test_the_live_path_runs_no_derived_work_with_a_derive_process(
         "notification events",
         "feed view versions",
         "feed view backlinks after folder changes",
+        "feed view suggestion follower",
+        "suggestion follower",
         "version_record",
     ):
         assert done[name], (name, dict(done))
