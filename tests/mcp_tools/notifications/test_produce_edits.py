@@ -20,9 +20,10 @@ from lensrelay.docstore.derived import derive_pending
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.models import ApiToken
 from lensrelay.vault.documents import document_create
-from mcp_tools.models import McpEvent, McpSession, McpSubscription
+from mcp_tools.models import McpSession, McpSubscription
 from mcp_tools.notifications import produce
 from mcp_tools.notifications.produce import documents_changed_events
+from tests.mcp_tools.notifications.logged import logged_params
 from tests.mcp_tools.notifications.test_produce import listening
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,13 +36,7 @@ async def rewrite(room: Any, text: str) -> None:
 
 
 def updated_events(session_id: str) -> list[str]:
-    return [
-        message["params"]["uri"]
-        for message in McpEvent.objects.filter(session_id=session_id)
-        .order_by("seq")
-        .values_list("message", flat=True)
-        if message.get("method") == "notifications/resources/updated"
-    ]
+    return [params["uri"] for params in logged_params(session_id, "notifications/resources/updated")]
 
 
 def subscribe(session_id: str, uri: str, doc_id: str) -> None:

@@ -14,10 +14,11 @@ from lensrelay.history.models import DocVersion
 from lensrelay.history.restoring import version_restore_in_store
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
-from mcp_tools.models import McpEvent, McpSession
+from mcp_tools.models import McpSession
 from mcp_tools.notifications import events
 from suggestions.models import Suggestion
 from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
+from tests.mcp_tools.notifications.logged import logged_params
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,13 +31,7 @@ def listening(name: str) -> str:
 
 
 def decisions(session_id: str) -> list[dict[str, Any]]:
-    return [
-        message["params"]["data"]
-        for message in McpEvent.objects.filter(session_id=session_id)
-        .order_by("seq")
-        .values_list("message", flat=True)
-        if message.get("method") == "notifications/message"
-    ]
+    return [params["data"] for params in logged_params(session_id, "notifications/message")]
 
 
 def newest_version(doc_id: str) -> DocVersion:
