@@ -127,6 +127,10 @@ class AccessWatch:
             credential = credential_of(socket.access)
             if socket not in self.sockets or credential is None or socket.access is None:
                 continue
+            if credential not in now:
+                # It joined while the read was under way, which did not cover its credential: that is no
+                # sign of lost access. It is still among the added, so the next check looks at it.
+                continue
             # A document moved to another folder takes its sockets along: the token must see that one.
             socket.folder_id = folders.get(socket.doc_id or "", socket.folder_id)
             key = (credential, socket.access)
@@ -136,11 +140,13 @@ class AccessWatch:
                 decided[key] = None if access is None else access.capped_like(socket.access)
             access = decided[key]
             if access is None:
+                logger.info("cutting a socket of %s off: %s grants no access", socket.doc_id, credential)
                 self.discard(socket)
                 await socket.access_lost(
                     code=CLOSE_ACCESS_ENDED, reason="token revoked or expired, or sign-in no longer valid"
                 )
             elif not access.sees_folder(socket.folder_id):
+                logger.info("cutting a socket of %s off: %s lost its folder", socket.doc_id, credential)
                 self.discard(socket)
                 await socket.access_lost(
                     code=CLOSE_FOLDER_LOST, reason="token no longer has access to this folder"

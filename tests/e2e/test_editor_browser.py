@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from mcp import Client
 from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .browser import PASSWORD, AdminPage, BrowserThread, call, mcp_client, signed_in_context
 from .conftest import YClientFactory
@@ -154,13 +155,22 @@ class EditorPage(AdminPage):
 
     async def wait_text(self, *, equals: str | None = None, contains: str | None = None) -> str:
         def check(page: Page) -> str:
-            page.wait_for_function(
-                """([equals, contains]) => {
-                    const t = window.lensEditor.view.state.doc.toString();
-                    return (equals === null || t === equals) && (contains === null || t.includes(contains));
-                }""",
-                arg=[equals, contains],
-            )
+            try:
+                page.wait_for_function(
+                    """([equals, contains]) => {
+                        const t = window.lensEditor.view.state.doc.toString();
+                        return (equals === null || t === equals)
+                            && (contains === null || t.includes(contains));
+                    }""",
+                    arg=[equals, contains],
+                )
+            except PlaywrightTimeoutError as exc:
+                # Say why: a connection the server closed reads "The server closed the connection: ...".
+                raise AssertionError(
+                    f"the editor's text {page.evaluate('window.lensEditor.view.state.doc.toString()')!r} "
+                    f"never matched; connection {page.inner_text('#lr-connection')!r}, "
+                    f"status {page.inner_text('#lr-status')!r}"
+                ) from exc
             return str(page.evaluate("window.lensEditor.view.state.doc.toString()"))
 
         return await self.do(check)

@@ -19,6 +19,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Permission, User
 from django.utils import timezone
 
+from lensrelay.access.auth import access_for_user
 from lensrelay.access.liveaccess import AccessWatch, access_watch, current_access
 from lensrelay.access.tokens import (
     token_create,
@@ -229,3 +230,48 @@ async def test_a_check_that_reads_nothing_new_looks_only_at_sockets_added_since(
     await sync_to_async(token_revoke)(token=token)
     await watch.check()
     assert [s.lost for s in [*first, late]] == [[4401]] * 3 and not watch.sockets
+
+
+async def test_a_socket_that_joins_while_a_check_reads_is_left_for_the_next_check(
+    store: Any, docs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A staff user who opens the editor while the watch is reading the others' credentials keeps the
+    socket: the read did not cover that user, which is no sign the user lost access."""
+    monkeypatch.setattr(store, "poll_seconds", 3600.0)  # the test runs every check itself
+
+    def make_staff(name: str) -> Any:
+        return access_for_user(User.objects.create_user(name, password="pw", is_staff=True))
+
+    ann, bob = [await sync_to_async(make_staff)(name) for name in ("ann", "bob")]
+    doc_id = docs["public"].doc_id
+    watch = AccessWatch(store)
+    first = FakeSocket(ann, doc_id)
+    watch.add(first)
+    await watch.check()
+
+    def let_ann_edit_live() -> None:  # a change the next read sees, so that it walks every socket
+        User.objects.get(username="ann").user_permissions.set(Permission.objects.filter(codename="edit_live"))
+
+    await sync_to_async(let_ann_edit_live)()
+
+    late = FakeSocket(bob, doc_id)
+    real_db = store.db
+
+    async def db_while_bob_joins(fn: Any, *args: Any) -> Any:
+        watch.add(late)  # bob's editor connects while the read is under way
+        return await real_db(fn, *args)
+
+    monkeypatch.setattr(store, "db", db_while_bob_joins)
+    await watch.check()
+    monkeypatch.setattr(store, "db", real_db)
+    assert late.lost == [] and late in watch.sockets
+    assert first.access is not None and first.access.can_write_live  # the walk did happen
+    # The next check reads bob's credential and looks at his socket.
+    late.folder_id = -1
+    await watch.check()
+    assert late.lost == [] and late.folder_id == docs["folders"]["Public"].pk
+
+    # And one who really loses access is still cut off.
+    await User.objects.filter(username="bob").aupdate(is_staff=False)
+    await watch.check()
+    assert late.lost == [4401] and first.lost == []
