@@ -120,9 +120,11 @@ async def test_the_loops_own_appends_never_checkpoint_the_log() -> None:
     assert frames > 1000 and copied == frames and busy == 0
 
 
-def test_a_batch_is_logged_in_order_and_touches_only_what_it_names() -> None:
+def test_one_batch_is_one_insert_in_order_and_touches_only_what_it_names() -> None:
     from datetime import timedelta
 
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
     from lensrelay.models import Document, Folder
@@ -132,7 +134,10 @@ def test_a_batch_is_logged_in_order_and_touches_only_what_it_names() -> None:
     for name in ("a", "b"):
         Document.objects.create(folder=folder, path=f"/{name}.md", doc_id=f"doc-{name}", modified=long_ago)
     entries = [("doc-a", b"1", True, "ann"), ("doc-b", b"2", False, ""), ("doc-a", b"3", False, "x" * 300)]
-    ids = persistence.append_updates(entries, writer="w9")
+    with CaptureQueriesContext(connection) as queries:
+        ids = persistence.append_updates(entries, writer="w9")
+    inserts = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("INSERT")]
+    assert len(inserts) == 1
     assert ids == sorted(ids) and len(set(ids)) == 3
     rows = YUpdate.objects.filter(pk__in=ids).order_by("id").values_list("doc_id", "data", "author")
     assert [(d, bytes(data), a) for d, data, a in rows] == [
@@ -142,6 +147,7 @@ def test_a_batch_is_logged_in_order_and_touches_only_what_it_names() -> None:
     ]
     modified = dict(Document.objects.values_list("doc_id", "modified"))
     assert modified["doc-a"] > long_ago + timedelta(days=2) and modified["doc-b"] == long_ago
+    assert persistence.append_updates([], writer="w9") == []
 
     persistence.touch_modified("doc-b")
     assert Document.objects.get(doc_id="doc-b").modified > long_ago + timedelta(days=2)
