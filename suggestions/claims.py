@@ -173,7 +173,7 @@ def settle_undo(*, claim: UndoClaim, user: Any, hunks: list[dict[str, Any]]) -> 
         if not reopened:
             return False
         message = f"Undid the {undone}: the suggestion is pending again"
-        _announce(pk=claim.pk, reviewer=reviewer, message=message)
+        _announce(pk=claim.pk, reviewer=reviewer, message=message, undone=claim.previous_status)
     return True
 
 
@@ -226,9 +226,10 @@ def settle_revert(*, claim: RevertClaim, user: Any, message: str) -> bool:
     return True
 
 
-def _announce(*, pk: int, reviewer: Any, message: str) -> None:
-    """A settled row's news: the assistant hears of it as of a decision, the history gains ``message``."""
-    suggestion_decided.send(sender=Suggestion, pks=[pk])
+def _announce(*, pk: int, reviewer: Any, message: str, undone: str = "") -> None:
+    """A settled row's news: the assistant hears of it as of a decision, the history gains ``message``.
+    ``undone``: the decision an undo took back (the row no longer says)."""
+    suggestion_decided.send(sender=Suggestion, pks=[pk], by=reviewer, undone=undone)
     if reviewer is not None:
         LogEntry.objects.log_actions(
             user_id=reviewer.pk,

@@ -1,16 +1,19 @@
-"""Webhook events of suggestions: `suggestion.created` when a proposal is saved, `suggestion.decided` when
-it leaves pending (accepted, rejected, stale or superseded), each written to lensrelay's outbox in the
-transaction that records it.
+"""Webhook events of suggestions, each written to lensrelay's outbox in the transaction that records it:
+`suggestion.created` when a proposal is saved, `suggestion.decided` when it leaves pending (accepted,
+rejected, stale or superseded), `suggestion.reopened` when a decision is undone (pending again, its markup
+back in the text) and `suggestion.reverted` when an accepted change is rolled back (the old text back).
 
-`suggestion_created_record` is called by the one place rows are saved (`proposing._save_suggestion`);
-decisions arrive through `suggestion_decided`, which every deciding path sends inside its transaction.
-An undone decision (the suggestion pending again) sends no event.
+`suggestion_created_record` is called by the one place rows are saved (`proposing._save_suggestion`); the
+others arrive through `suggestion_decided`, which every deciding, undoing and rolling-back path sends
+inside its transaction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from django.utils import timezone
 
 from lensrelay.webhooks.events import event_record, wanted_types
 from lensrelay.webhooks.models import EventType
@@ -26,6 +29,12 @@ FINAL = (
     Suggestion.Status.STALE,
     Suggestion.Status.SUPERSEDED,
 )
+# What `suggestion_decided` can mean for a row, by the row's status after the change.
+TOLD_BY_THE_SIGNAL = {
+    EventType.SUGGESTION_DECIDED,
+    EventType.SUGGESTION_REOPENED,
+    EventType.SUGGESTION_REVERTED,
+}
 
 
 def _clip(text: str) -> tuple[str, bool]:
@@ -67,36 +76,52 @@ def suggestion_created_record(*, suggestion: Suggestion) -> None:
     )
 
 
-def suggestion_decided_record(*, pks: Sequence[int]) -> None:
-    """In the transaction that records the decisions: one event per suggestion now out of pending."""
-    wanted = wanted_types()
-    if EventType.SUGGESTION_DECIDED not in wanted:
-        return
-    rows = Suggestion.objects.select_related("folder", "decided_by", "superseded_by").filter(
-        pk__in=list(pks), status__in=FINAL
-    )
-    for row in rows:
-        reviewer = row.decided_by
+def _person(user: Any) -> dict[str, Any] | None:
+    return {"id": user.pk, "username": user.get_username()} if user is not None else None
+
+
+def _event_of(row: Suggestion, *, by: Any, undone: str) -> tuple[str, dict[str, Any]] | None:
+    """The event a row's signal means now, by its status: None for a row still being decided."""
+    if row.status in FINAL:
         decision = {
             "status": row.status,
             "decided_at": row.decided_at.isoformat() if row.decided_at else None,
-            "reviewer": (
-                {"id": reviewer.pk, "username": reviewer.get_username()} if reviewer is not None else None
-            ),
+            "reviewer": _person(row.decided_by),
             "note": row.note,
             "superseded_by": row.superseded_by.uid if row.superseded_by_id and row.superseded_by else None,
         }
+        return EventType.SUGGESTION_DECIDED, {"decision": decision}
+    if row.status == Suggestion.Status.PENDING and undone:
+        reopened = {"status": undone, "at": timezone.now().isoformat(), "by": _person(by)}
+        return EventType.SUGGESTION_REOPENED, {"undone": reopened}
+    if row.status == Suggestion.Status.REVERTED:
+        at = row.rolled_back_at.isoformat() if row.rolled_back_at else None
+        return EventType.SUGGESTION_REVERTED, {"reverted": {"at": at, "by": _person(row.rolled_back_by)}}
+    return None
+
+
+def suggestion_decided_record(*, pks: Sequence[int], by: Any = None, undone: str = "") -> None:
+    """In the transaction that records the decisions (or the undo, or the rollback): one event per row."""
+    wanted = wanted_types()
+    if not wanted & TOLD_BY_THE_SIGNAL:
+        return
+    rows = Suggestion.objects.select_related("folder", "decided_by", "superseded_by", "rolled_back_by")
+    for row in rows.filter(pk__in=list(pks)):
+        event = _event_of(row, by=by, undone=undone)
+        if event is None:
+            continue
+        event_type, details = event
         event_record(
-            type=EventType.SUGGESTION_DECIDED,
-            data={"suggestion": suggestion_data(row), "decision": decision},
+            type=event_type,
+            data={"suggestion": suggestion_data(row), **details},
             folder_id=row.folder_id,
             doc_id=row.doc_id,
             wanted=wanted,
         )
 
 
-def _decided(sender: Any, *, pks: Sequence[int], **kwargs: Any) -> None:
-    suggestion_decided_record(pks=pks)
+def _decided(sender: Any, *, pks: Sequence[int], by: Any = None, undone: str = "", **kwargs: Any) -> None:
+    suggestion_decided_record(pks=pks, by=by, undone=undone)
 
 
 suggestion_decided.connect(_decided, dispatch_uid="suggestions.webhooks.decided")

@@ -33,6 +33,8 @@ def new_message_id() -> str:
 class EventType(models.TextChoices):
     SUGGESTION_CREATED = "suggestion.created", "suggestion.created"
     SUGGESTION_DECIDED = "suggestion.decided", "suggestion.decided"
+    SUGGESTION_REOPENED = "suggestion.reopened", "suggestion.reopened"
+    SUGGESTION_REVERTED = "suggestion.reverted", "suggestion.reverted"
     DOCUMENT_CHANGED = "document.changed", "document.changed"
     DOCUMENT_MOVED = "document.moved", "document.moved"
     DOCUMENT_TRASHED = "document.trashed", "document.trashed"
