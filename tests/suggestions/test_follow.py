@@ -11,10 +11,9 @@ from pycrdt import Assoc, Doc, StickyIndex, Text
 from lensrelay.docstore.offsets import byte_offset
 from lensrelay.docstore.texts import room_text
 from lensrelay.vault.documents import document_create
-from lensrelay.vault.paths import path_index
 from suggestions.follow import outcome_in_text
 from suggestions.models import Suggestion
-from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
+from tests.suggestions.test_admin import propose
 from tests.suggestions.test_rewriting_properties import decide_one_by_one
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,19 +48,7 @@ async def test_a_decision_after_non_ascii_text_is_read_from_the_text(
 ) -> None:
     folder = await sync_to_async(make_folder)("Lens")
     note = await document_create(store=store, folder=folder, path="/Note.md", text=f"{before}The end")
-    index = path_index(store)
-    await index.ensure()
-    entry = index.by_doc_id(note.doc_id)
-    assert entry is not None
-    outcome = await suggestion_propose_edits(
-        store=store,
-        entry=entry,
-        proposer=Proposer(author="claude"),
-        specs=[EditSpec("end", "finish")],
-        tool="edit",
-    )
-    row = outcome.suggestion
-    assert row is not None
+    row = await propose(store, note, ("end", "finish"))
     room = await store.get(note.doc_id)
     marked = room_text(room)
     decided = decide_one_by_one(marked, [(row.uid, accept)])
