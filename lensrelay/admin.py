@@ -10,6 +10,9 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.auth import admin as auth_admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -19,8 +22,17 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince
+from oauth2_provider import admin as oauth_admin
+from oauth2_provider.models import (
+    get_access_token_model,
+    get_application_model,
+    get_grant_model,
+    get_id_token_model,
+    get_refresh_token_model,
+)
 
 from lensrelay.access.tokens import token_create, token_revoke, token_set_folders, token_update
+from lensrelay.adminbase import FilteredLookupsOnly, ModelAdmin
 from lensrelay.docstore import persistence
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.trashdoc import TRASH, is_trashed
@@ -82,7 +94,7 @@ class FolderForm(forms.ModelForm):
 
 
 @admin.register(Folder)
-class FolderAdmin(admin.ModelAdmin):
+class FolderAdmin(ModelAdmin):
     form = FolderForm
     list_display = ("name", "doc_id", "document_count", "created")
     search_fields = ("name",)
@@ -189,7 +201,7 @@ class DocumentRenameForm(forms.ModelForm):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ModelAdmin):
     form = DocumentRenameForm
     list_display = ("user_path", "type", "trashed", "modified", "doc_id")
     list_filter = (TrashFilter, "folder", "type")
@@ -380,13 +392,14 @@ class ApiTokenForm(forms.ModelForm):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(ModelAdmin):
     form = ApiTokenForm
     # Dates as days and ages, so the row (and its status) fits beside the filters at 1280 px; the creation
     # date is on the token's own page.
     list_display = ("name", "kind", "role", "scope", "prefix", "expires", "last_used", "status")
     list_filter = ("role", "folders", ("oauth_application", admin.EmptyFieldListFilter))
     search_fields = ("name", "prefix")
+    secret_fields = ("token_hash",)
     filter_horizontal = ("folders",)
     actions = ("revoke_selected",)
     # The raw value of a token created by a request, from save_model to the page that shows it once.
@@ -487,3 +500,46 @@ class ApiTokenAdmin(admin.ModelAdmin):
                 token_revoke(token=token)
                 count += 1
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+# The libraries' admins on the same base: people's password hashes and the OAuth credentials (stored in
+# clear by django-oauth-toolkit, masked on its pages) must not be bisected through the change lists either.
+class UserAdmin(FilteredLookupsOnly, auth_admin.UserAdmin):  # type: ignore[type-arg]
+    secret_fields = ("password",)
+
+
+class GroupAdmin(FilteredLookupsOnly, auth_admin.GroupAdmin):
+    pass
+
+
+class ApplicationAdmin(FilteredLookupsOnly, oauth_admin.ApplicationAdmin):
+    secret_fields = ("client_secret",)
+
+
+class AccessTokenAdmin(FilteredLookupsOnly, oauth_admin.AccessTokenAdmin):
+    secret_fields = ("token", "token_checksum")
+
+
+class RefreshTokenAdmin(FilteredLookupsOnly, oauth_admin.RefreshTokenAdmin):
+    secret_fields = ("token", "token_checksum")
+
+
+class GrantAdmin(FilteredLookupsOnly, oauth_admin.GrantAdmin):
+    secret_fields = ("code", "code_challenge")
+
+
+class IDTokenAdmin(FilteredLookupsOnly, oauth_admin.IDTokenAdmin):
+    pass
+
+
+for _model, _model_admin in (
+    (get_user_model(), UserAdmin),
+    (Group, GroupAdmin),
+    (get_application_model(), ApplicationAdmin),
+    (get_access_token_model(), AccessTokenAdmin),
+    (get_refresh_token_model(), RefreshTokenAdmin),
+    (get_grant_model(), GrantAdmin),
+    (get_id_token_model(), IDTokenAdmin),
+):
+    admin.site.unregister(_model)
+    admin.site.register(_model, _model_admin)

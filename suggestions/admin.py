@@ -18,6 +18,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from lensrelay.adminbase import ModelAdmin
 from lensrelay.docstore.store import run_on_store
 from suggestions import admin_views, editor_page, editor_tree, review_page, rollback_page
 from suggestions.filetext import changed_lines
@@ -95,7 +96,7 @@ def _hunk_preview(old: str, new: str, before: str = "", after: str = "") -> Safe
 
 
 @admin.register(Suggestion)
-class SuggestionAdmin(admin.ModelAdmin):
+class SuggestionAdmin(ModelAdmin):
     list_display = ("path", "kind", "status", "preview", "author", "age", "decided_by", "review_link")
     list_display_links = ("path",)
     list_filter = (

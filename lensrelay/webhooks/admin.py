@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from lensrelay.adminbase import ModelAdmin
 from lensrelay.webhooks.endpoints import EndpointInvalid, endpoint_check, endpoint_resume, endpoint_send_test
 from lensrelay.webhooks.guard import UrlRefused, check_url
 from lensrelay.webhooks.models import (
@@ -83,11 +84,12 @@ def _status(endpoint: WebhookEndpoint) -> str:
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(ModelAdmin):
     form = WebhookEndpointForm
     list_display = ("name", "url", "status", "scope", "pending")
     list_filter = ("enabled", ("paused_at", admin.EmptyFieldListFilter))
     search_fields = ("name", "url")
+    secret_fields = ("secret",)
     filter_horizontal = ("folders",)
     actions = ("send_test_event", "resume_selected")
     STATE = ("status", "paused_reason", "paused_at", "failing_since")
@@ -226,7 +228,7 @@ class WebhookAttemptInline(admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(ModelAdmin):
     list_display = (
         "event_type",
         "msg_id",
