@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import admin as auth_admin
+from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
@@ -31,6 +32,7 @@ from oauth2_provider.models import (
     get_refresh_token_model,
 )
 
+from lensrelay.access.actor_names import username_check
 from lensrelay.access.tokens import token_create, token_revoke, token_set_folders, token_update
 from lensrelay.adminbase import FilteredLookupsOnly, ModelAdmin
 from lensrelay.docstore import persistence
@@ -459,6 +461,7 @@ class ApiTokenAdmin(ModelAdmin):
         # The form's instance becomes the saved token, so the admin's log entry and redirect name it.
         obj.pk, obj._state = token.pk, token._state
         obj.token_hash, obj.prefix, obj.created = token.token_hash, token.prefix, token.created
+        obj.name = token.name  # cleaned, and numbered when another actor goes by it
         self._raw_tokens[request] = raw
 
     def response_add(
@@ -504,8 +507,33 @@ class ApiTokenAdmin(ModelAdmin):
 
 # The libraries' admins on the same base: people's password hashes and the OAuth credentials (stored in
 # clear by django-oauth-toolkit, masked on its pages) must not be bisected through the change lists either.
+class _UsernameApart:
+    """A username no token or assistant already goes by (lensrelay.access.actor_names)."""
+
+    cleaned_data: dict[str, Any]
+    instance: Any
+
+    def clean_username(self) -> str:
+        inherited = getattr(super(), "clean_username", None)  # the creation form checks uniqueness
+        username = str(inherited() if inherited is not None else self.cleaned_data["username"])
+        try:
+            return username_check(username=username, user_id=self.instance.pk)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+
+class UserCreationForm(_UsernameApart, auth_forms.AdminUserCreationForm):  # type: ignore[misc]
+    pass
+
+
+class UserChangeForm(_UsernameApart, auth_forms.UserChangeForm):  # type: ignore[misc]
+    pass
+
+
 class UserAdmin(FilteredLookupsOnly, auth_admin.UserAdmin):  # type: ignore[type-arg]
     secret_fields = ("password",)
+    add_form = UserCreationForm
+    form = UserChangeForm
 
 
 class GroupAdmin(FilteredLookupsOnly, auth_admin.GroupAdmin):

@@ -20,7 +20,8 @@ class LensRelayConfig(AppConfig):
 
     def ready(self) -> None:
         # These modules register document-store listeners (folder mirroring, text cache, purged rooms)
-        # on import.
+        # and model signal receivers (OAuth clients' names) on import.
+        from lensrelay.access import actor_names  # noqa: F401
         from lensrelay.docstore import texts  # noqa: F401
         from lensrelay.docstore.derived import derive_backlog
         from lensrelay.history import listen as history_listen  # noqa: F401

@@ -33,12 +33,13 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.utils import timezone
 from pycrdt import Text
 
-from lensrelay.docstore.acting import Actor, clean_name
+from lensrelay.docstore.acting import Actor
 from lensrelay.docstore.room import Origin
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.texts import CONTENTS
 from lensrelay.history.textedits import Replacement, text_apply_edits, text_edits
 from lensrelay.models import ApiToken
+from lensrelay.text.names import clean_name
 from suggestions.claims import RevertClaim, claim_revert, release_revert, settle_revert
 from suggestions.criticmarkup import (
     Span,

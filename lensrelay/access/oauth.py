@@ -20,6 +20,7 @@ from oauth2_provider.models import Application
 from lensrelay.access.auth import ROLE_ORDER, role_ceiling
 from lensrelay.access.tokens import token_revoke
 from lensrelay.models import ApiToken, Folder
+from lensrelay.text.names import CLIENT_NAME_LIMIT, SEPARATOR, clean_name
 
 SURFACES = ("mcp", "api")
 
@@ -56,7 +57,7 @@ def grantable_roles(user: Any) -> list[str]:
 
 
 def client_label(application: Application) -> str:
-    return (application.name or application.client_id).strip()[:80]
+    return clean_name(application.name or application.client_id, limit=CLIENT_NAME_LIMIT)
 
 
 def grant_create(*, user: Any, application: Application, role: str, folders: Iterable[Folder]) -> ApiToken:
@@ -67,7 +68,7 @@ def grant_create(*, user: Any, application: Application, role: str, folders: Ite
     if role not in grantable_roles(user):
         raise GrantRefused(f"You cannot grant the role {role!r}: it is above your own rights.")
     chosen = list(folders)
-    name = f"{user.get_username()} · {client_label(application)}"[:200]
+    name = f"{clean_name(user.get_username())}{SEPARATOR}{client_label(application)}"
     with transaction.atomic():
         for previous in ApiToken.objects.filter(
             user=user, oauth_application=application, revoked_at__isnull=True

@@ -16,6 +16,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 from oauth2_provider.models import AccessToken, RefreshToken
 
+from lensrelay.access.actor_names import token_name
 from lensrelay.models import ApiToken, Folder
 
 # Sent with `token_id` after a change that took rights away from the token.
@@ -61,16 +62,15 @@ def token_create(
 ) -> tuple[ApiToken, str]:
     if role not in ApiToken.Role.values:
         raise ValueError(f"Unknown role {role!r}; choose one of {', '.join(ApiToken.Role.values)}.")
-    if not name.strip():
-        raise ValueError("A token needs a name (it is shown as the author of its suggestions).")
     if expires_days is not None and expires_days <= 0:
         raise ValueError("--expires-days must be a positive number of days.")
     if expires_days is not None and expires_in is not None:
         raise ValueError("Give --expires-days or --expires-in, not both.")
     if expires_days is not None:
         expires_in = timedelta(days=expires_days)
+    name = token_name(name=name)
     raw = ApiToken.generate_raw()
-    token = ApiToken(name=name.strip(), role=role)
+    token = ApiToken(name=name, role=role)
     token.set_raw(raw)
     if expires_in is not None:
         token.expires_at = timezone.now() + expires_in
@@ -103,11 +103,12 @@ def token_update(*, token: ApiToken, name: str, role: str, expires_at: datetime 
     """Change a token's name, role and expiry (its folders: `token_set_folders`)."""
     if role not in ApiToken.Role.values:
         raise ValueError(f"Unknown role {role!r}; choose one of {', '.join(ApiToken.Role.values)}.")
-    if not name.strip():
-        raise ValueError("A token needs a name (it is shown as the author of its suggestions).")
     with transaction.atomic():
         before = ApiToken.objects.select_for_update().get(pk=token.pk)
-        token.name, token.role, token.expires_at = name.strip(), role, expires_at
+        # A name kept as it was stays, even one from before names were kept apart.
+        if name != before.name:
+            name = token_name(name=name, token_id=token.pk)
+        token.name, token.role, token.expires_at = name, role, expires_at
         token.save(update_fields=["name", "role", "expires_at"])
         sooner = expires_at is not None and (before.expires_at is None or expires_at < before.expires_at)
         if sooner or ROLE_RANK[ApiToken.Role(role)] < ROLE_RANK[ApiToken.Role(before.role)]:

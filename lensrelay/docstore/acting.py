@@ -9,33 +9,12 @@ reaching the event loop through `run_on_store` keeps its actor.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-# Names come from people and clients (an MCP client names itself): one line, no commas (a version joins
-# the authors of its changes with commas), no invisible or direction-changing characters (Unicode format
-# characters: bidi overrides and isolates, zero-width joiners), bounded.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f,\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]+")
-_SPACES = re.compile(r"\s+")
-NAME_LIMIT = 80
-# A client's own name (MCP clientInfo.name) is shown after whom it acts for: shorter, and without the
-# characters that would let it pose as another actor: "·" (person · client) and the parentheses that
-# hold "(staff)", "(token #N)", "(OAuth grant #N …)" (the audit finds a token's changes by them).
-CLIENT_NAME_LIMIT = 40
-_CLIENT_UNSAFE = re.compile(r"[·()\[\]]+")
-SEPARATOR = " · "
-
-
-def clean_name(name: str) -> str:
-    return _SPACES.sub(" ", _UNSAFE.sub(" ", name)).strip()[:NAME_LIMIT].strip()
-
-
-def clean_client_name(name: str) -> str:
-    """An MCP client's self-chosen name as every record shows it: one safe line of at most 40 characters."""
-    return clean_name(_CLIENT_UNSAFE.sub(" ", clean_name(name)))[:CLIENT_NAME_LIMIT].strip()
+from lensrelay.text.names import CLIENT_NAME_LIMIT, SEPARATOR, clean_name
 
 
 @dataclass(frozen=True)
@@ -67,8 +46,13 @@ class Actor:
         and which client. A token session joins the token's name and its MCP clientInfo name
         (`claude-review · Claude Code`); a grant is already named so (`alice · Claude`, the client the
         person consented to); a person or command is its name."""
-        name = clean_name(self.name) or "?"
-        client = clean_client_name(self.client)
+        if self.kind == "grant":
+            # Composed when the person consented (`person · client`), each part cleaned then; cleaned again
+            # part by part, so only this separator ever stands between them.
+            name = SEPARATOR.join(filter(None, map(clean_name, self.name.split("·")))) or "?"
+        else:
+            name = clean_name(self.name) or "?"
+        client = clean_name(self.client, limit=CLIENT_NAME_LIMIT)
         if self.kind == "token" and client:
             return f"{name}{SEPARATOR}{client}"
         return name

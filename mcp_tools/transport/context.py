@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lensrelay.access.auth import Access
-from lensrelay.docstore.acting import clean_client_name
+from lensrelay.text.names import CLIENT_NAME_LIMIT, clean_name
 from mcp_tools.models import McpSession
 from mcp_tools.registry import ToolContext
 from mcp_tools.sessions import LOG_LEVELS, stateless_session_key
@@ -42,7 +42,7 @@ class CallScope:
     def client_name(self) -> str:
         name = self.client_info.get("name", "")
         # The client names itself: one safe, bounded line, the same in its suggestions, presence and history.
-        return clean_client_name(name) if isinstance(name, str) else ""
+        return clean_name(name, limit=CLIENT_NAME_LIMIT) if isinstance(name, str) else ""
 
     @property
     def session_key(self) -> str:

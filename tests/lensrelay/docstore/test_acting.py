@@ -9,9 +9,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from pycrdt import Text
 
-from lensrelay.docstore.acting import Actor, acting_as, clean_client_name, clean_name, current_label
+from lensrelay.docstore.acting import Actor, acting_as, current_label
 from lensrelay.docstore.room import Origin
 from lensrelay.models import YUpdate
+from lensrelay.text.names import CLIENT_NAME_LIMIT, clean_name
 from lensrelay.vault.documents import document_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -50,7 +51,7 @@ def test_hostile_names_stay_one_bounded_line_without_commas() -> None:
     ],
 )
 def test_hostile_client_names_are_one_safe_short_line(client: str, shown: str) -> None:
-    assert clean_client_name(client) == shown
+    assert clean_name(client, limit=CLIENT_NAME_LIMIT) == shown
     actor = Actor("token", "bot", token_id=12).with_client(client)
     assert actor.display_name == (f"bot · {shown}" if shown else "bot")
     assert actor.label.endswith(" (token #12)") and actor.label.count("(") == 1
