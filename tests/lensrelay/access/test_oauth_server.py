@@ -132,7 +132,7 @@ def alice() -> User:
 @pytest.fixture
 def reviewer() -> User:
     user = User.objects.create_user("rita", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="change_suggestion"))
+    user.user_permissions.add(Permission.objects.get(codename="review_suggestion"))
     return user
 
 
