@@ -57,9 +57,11 @@ def user_content_response(*, data: bytes, content_type: str, filename: str = "")
     return response
 
 
-def user_json_response(payload: object) -> JsonResponse:
-    """JSON holding text a token wrote (a version's text): shown as JSON, never as a page."""
+def user_json_response(payload: object, *, filename: str) -> JsonResponse:
+    """JSON holding text a token wrote (a version's text, authors' names): an attachment with the same
+    headers as any stored bytes, never a page; clients reading it with fetch() are not affected."""
     response = JsonResponse(payload, safe=False)
+    response["Content-Disposition"] = disposition(content_type="application/json", filename=filename)
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = SANDBOX_CSP
     return response

@@ -110,7 +110,8 @@ async def versions(request: HttpRequest, doc_id: str) -> HttpResponse:
     _, _, error = await _authorize(request, doc_id)
     if error is not None:
         return error
-    return JsonResponse(await sync_to_async(versions_summaries)(doc_id=doc_id), safe=False)
+    summaries = await sync_to_async(versions_summaries)(doc_id=doc_id)
+    return user_json_response(summaries, filename=f"{doc_id}-versions.json")
 
 
 @require_GET
@@ -128,7 +129,9 @@ async def version(request: HttpRequest, doc_id: str, version_id: str) -> HttpRes
         )
     newest = await sync_to_async(versions_of)(doc_id=doc_id)
     summary = version_summary(found, latest=bool(newest) and newest[0].pk == found.pk)
-    return user_json_response({**summary, "text": version_text(found)})
+    return user_json_response(
+        {**summary, "text": version_text(found)}, filename=f"{doc_id}-version-{found.pk}.json"
+    )
 
 
 @csrf_exempt

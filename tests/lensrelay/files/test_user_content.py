@@ -130,7 +130,10 @@ async def test_document_states_and_versions_are_inert(
     vid = version.pk
     one = await client.get(f"/d/{document.doc_id}/versions/{vid}", headers=auth(reader))
     assert one.status_code == 200 and "<script>" in one.json()["text"]
-    assert one["Content-Security-Policy"] == SANDBOX_CSP and one["X-Content-Type-Options"] == "nosniff"
+    assert_inert(one, inline=False, filename=f"{document.doc_id}-version-{vid}.json")
+    listed = await client.get(f"/d/{document.doc_id}/versions", headers=auth(reader))
+    assert listed.status_code == 200 and listed.json()[0]["versionId"] == str(vid)
+    assert_inert(listed, inline=False, filename=f"{document.doc_id}-versions.json")
     update = await client.get(f"/d/{document.doc_id}/versions/{vid}?format=update", headers=auth(reader))
     assert update.status_code == 200
     assert_inert(update, inline=False, filename=document.doc_id)
