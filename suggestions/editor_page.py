@@ -17,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from lensrelay.access.auth import EDIT_LIVE_PERMISSION, access_for_user
+from lensrelay.access.auth import EDIT_LIVE_PERMISSION, VIEW_DOCUMENT_PERMISSION, access_for_user
 from lensrelay.access.csp import editor_csp
 from lensrelay.access.user_content import shown_inline, user_content_response
 from lensrelay.files.blobs import BlobCorrupt, BlobMissing, blob_read
@@ -37,8 +37,6 @@ READ_ONLY_REASON = (
     "documents live”. Ask an administrator to grant it."
 )
 UNDO_URL = "/admin/suggestions/suggestion/UID/undo/"
-# Stored files (blobs) are shown to staff who may browse documents in the admin.
-VIEW_DOCUMENT_PERMISSION = "lensrelay.view_document"
 
 
 def _document_or_404(request: HttpRequest, doc_id: str) -> Document:

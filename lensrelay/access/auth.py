@@ -26,6 +26,9 @@ from lensrelay.models import ApiToken
 WRITE_ROLES = frozenset({ApiToken.Role.EDIT, ApiToken.Role.ADMIN})
 SUGGEST_ROLES = frozenset({ApiToken.Role.SUGGEST, ApiToken.Role.EDIT, ApiToken.Role.ADMIN})
 EDIT_LIVE_PERMISSION = "lensrelay.edit_live"
+VIEW_DOCUMENT_PERMISSION = "lensrelay.view_document"
+# As the admin's document pages decide who may view them (ModelAdmin.has_view_permission).
+DOCUMENT_READING_PERMISSIONS = (VIEW_DOCUMENT_PERMISSION, "lensrelay.change_document", EDIT_LIVE_PERMISSION)
 # Writing last_used_at on every call would turn every read into a write.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -220,8 +223,9 @@ def authenticate_token(raw: str | None, *, oauth_surface: str | None = None) -> 
 
 
 def access_for_user(user: Any) -> Access | None:
-    """Active staff signed in to the admin sync every document; read-write only with the permission to
-    edit live (which also lets them decide suggestions inline by editing the markup away)."""
+    """Active staff signed in to the admin who may view documents (or edit them live) sync every
+    document; read-write only with the permission to edit live (which also lets them decide suggestions
+    inline by editing the markup away). Other staff read nothing over a socket, as in the admin."""
     if (
         user is None
         or not getattr(user, "is_authenticated", False)
@@ -229,7 +233,10 @@ def access_for_user(user: Any) -> Access | None:
         or not user.is_staff
     ):
         return None
-    role = ApiToken.Role.EDIT if user.has_perm(EDIT_LIVE_PERMISSION) else ApiToken.Role.VIEW
+    if not any(user.has_perm(permission) for permission in DOCUMENT_READING_PERMISSIONS):
+        return None
+    writes = user.has_perm(EDIT_LIVE_PERMISSION)
+    role = ApiToken.Role.EDIT if writes else ApiToken.Role.VIEW
     return Access(name=user.get_username(), role=role, folder_ids=None, user_id=user.pk)
 
 

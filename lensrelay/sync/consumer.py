@@ -150,8 +150,13 @@ class SyncConsumer(AsyncWebsocketConsumer):
         if access is None:
             # Said only on refusal (one more lookup): token missing, unknown, expired or revoked.
             token = query_token(self.scope)
-            word = await sync_to_async(token_refusal)(token) if token else "missing"
-            await self.close(code=CLOSE_UNAUTHORIZED, reason=f"token {word}")
+            if token:
+                reason = f"token {await sync_to_async(token_refusal)(token)}"
+            elif self._same_origin():  # the admin's session: not staff who may view documents
+                reason = "sign in as staff who may view documents"
+            else:
+                reason = "token missing"
+            await self.close(code=CLOSE_UNAUTHORIZED, reason=reason)
             return
         # A document of a folder the token may not see is refused exactly like one that does not exist
         # (same code, same reason, same wait), so ids of other folders cannot be probed.

@@ -64,7 +64,14 @@ for username, names in {users!r}.items():
 print({marker!r} + json.dumps(raw))
 """
 
-EDITOR_PERMS = ["suggestions.view_suggestion", "suggestions.review_suggestion", "lensrelay.edit_live"]
+EDITOR_PERMS = [
+    "suggestions.view_suggestion",
+    "suggestions.review_suggestion",
+    "lensrelay.view_document",
+    "lensrelay.edit_live",
+]
+# Staff who may see suggestions but not documents: no socket, no editor page.
+NOR = "nor"
 
 
 def text_of(title: str) -> str:
@@ -88,7 +95,12 @@ def setup(relay: Relay, browser_thread: BrowserThread, tmp_path_factory: pytest.
     vault = tmp_path_factory.mktemp("editor-vault")
     for title in DOCUMENTS:
         (vault / f"{title}.md").write_text(text_of(title), encoding="utf-8")
-    users = {ANN: EDITOR_PERMS, BOB: EDITOR_PERMS, VIC: ["suggestions.view_suggestion"]}
+    users = {
+        ANN: EDITOR_PERMS,
+        BOB: EDITOR_PERMS,
+        VIC: ["suggestions.view_suggestion", "lensrelay.view_document"],
+        NOR: ["suggestions.view_suggestion"],
+    }
     script = _SETUP_SCRIPT.format(
         vault=str(vault), folder=FOLDER, assistant=ASSISTANT, users=users, password=PASSWORD, marker=_MARKER
     )
@@ -119,6 +131,11 @@ def bob_context(setup: Setup) -> Iterator[BrowserContext]:
 @pytest.fixture(scope="module")
 def vic_context(setup: Setup) -> Iterator[BrowserContext]:
     yield from _context(setup, VIC)
+
+
+@pytest.fixture(scope="module")
+def nor_context(setup: Setup) -> Iterator[BrowserContext]:
+    yield from _context(setup, NOR)
 
 
 class EditorPage(AdminPage):
@@ -362,6 +379,46 @@ async def test_staff_without_the_live_edit_permission_see_the_text_and_cannot_ch
     assert "from the node client" in await vic.wait_text(contains="from the node client")
     # no decision buttons, and the tree offers no changes
     assert await vic.do(lambda p: p.locator("[data-tree=note]").count()) == 0
+
+
+def test_staff_who_may_not_view_documents_get_no_socket_and_no_editor(
+    setup: Setup, nor_context: BrowserContext
+) -> None:
+    """The sixth finding of the third trust round: two frames on the editor's socket read any note."""
+    doc_id = setup.doc_ids["Viewer"]
+
+    def attack() -> dict[str, Any]:
+        page = nor_context.new_page()
+        try:
+            editor = page.goto(setup.editor_url("Viewer"))
+            assert editor is not None
+            # From a page of the admin's own origin, with the session cookie, as the editor's code would.
+            page.goto(f"{setup.relay.http_url}/admin/")
+            outcome: dict[str, Any] = page.evaluate(
+                """(url) => new Promise((resolve) => {
+                    const socket = new WebSocket(url);
+                    socket.binaryType = "arraybuffer";
+                    const frames = [];
+                    socket.onopen = () => {
+                        socket.send(new Uint8Array([0, 0, 1, 0]));  // sync step 1, empty state vector
+                        socket.send(new Uint8Array([3]));  // query awareness
+                    };
+                    socket.onmessage = (event) => frames.push(Array.from(new Uint8Array(event.data)));
+                    socket.onclose = (event) => resolve({code: event.code, reason: event.reason, frames});
+                    setTimeout(() => resolve({code: 0, reason: "still open", frames}), 5000);
+                })""",
+                setup.relay.server.ws_url + f"/d/{doc_id}/ws/{doc_id}",
+            )
+            outcome["editor_status"] = editor.status
+            return outcome
+        finally:
+            page.close()
+
+    outcome = setup.browser.call(attack)
+    assert outcome["editor_status"] == 403
+    assert outcome["code"] == 4401 and "view documents" in outcome["reason"], outcome
+    received = bytes(byte for frame in outcome["frames"] for byte in frame)
+    assert b"quick brown fox" not in received and not outcome["frames"], outcome
 
 
 async def test_keyboard_only_review_of_a_note_with_three_suggestions(

@@ -50,7 +50,8 @@ from django.core.management import call_command
 from lensrelay.access.tokens import token_create
 call_command("import_vault", {vault!r}, folder={folder!r})
 _, raw = token_create(name={assistant!r}, role="suggest")
-perms = {{p.codename: p for p in Permission.objects.filter(content_type__app_label="suggestions")}}
+apps = ["suggestions", "lensrelay"]
+perms = {{p.codename: p for p in Permission.objects.filter(content_type__app_label__in=apps)}}
 for username, codenames in {users!r}.items():
     user = User.objects.create_user(username, password={password!r}, is_staff=True)
     user.user_permissions.set([perms[c] for c in codenames])
@@ -82,7 +83,7 @@ def review(relay: Relay, browser_thread: BrowserThread, tmp_path_factory: pytest
     vault = tmp_path_factory.mktemp("review-vault")
     for title in DOCUMENTS:
         (vault / f"{title}.md").write_text(text_of(title), encoding="utf-8")
-    users = {EDITOR: ["view_suggestion", "review_suggestion"], INTERN: ["view_suggestion"]}
+    users = {EDITOR: ["view_suggestion", "review_suggestion", "view_document"], INTERN: ["view_suggestion"]}
     script = _SETUP_SCRIPT.format(
         vault=str(vault),
         folder=FOLDER,

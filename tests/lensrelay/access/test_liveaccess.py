@@ -142,7 +142,7 @@ async def test_a_lowered_role_turns_an_open_socket_read_only(store: Any, docs: A
 async def test_staff_sockets_follow_the_user(store: Any, docs: Any) -> None:
     def make_staff() -> User:
         user = User.objects.create_user("stella", password="pw", is_staff=True)
-        user.user_permissions.set(Permission.objects.filter(codename="edit_live"))
+        user.user_permissions.set(Permission.objects.filter(codename__in=["edit_live", "view_document"]))
         return User.objects.get(pk=user.pk)
 
     user = await sync_to_async(make_staff)()
@@ -154,13 +154,28 @@ async def test_staff_sockets_follow_the_user(store: Any, docs: Any) -> None:
     assert (await comm.connect())[0]
     client = await handshake(comm)
 
-    await sync_to_async(user.user_permissions.clear)()  # loses "Can edit documents live"
+    def lose(codename: str) -> None:
+        user.user_permissions.remove(Permission.objects.get(codename=codename))
+
+    await sync_to_async(lose)("edit_live")  # loses "Can edit documents live"
     await asyncio.sleep(CUT_OFF_SECONDS)
     await comm.send_to(bytes_data=wire.sync_update(edit(client, 0, "EVIL ")))
     kind, _, _ = decode(await comm.receive_from(timeout=5))
     assert kind == wire.MESSAGE_AUTH
     assert await document_text(store=store, doc_id=docs["public"].doc_id) == "open"
 
+    await sync_to_async(lose)("view_document")  # may no longer read documents: cut off
+    code, after = await closed_within(comm, CUT_OFF_SECONDS)
+    assert code == 4401 and after <= CUT_OFF_SECONDS
+
+    # A deactivated person is cut off too.
+    comm = WebsocketCommunicator(
+        router, f"/ws/{docs['public'].doc_id}", headers=[(b"origin", b"http://localhost:8000")]
+    )
+    await sync_to_async(lambda: user.user_permissions.add(Permission.objects.get(codename="view_document")))()
+    comm.scope["user"] = await User.objects.aget(pk=user.pk)
+    assert (await comm.connect())[0]
+    await handshake(comm)
     await User.objects.filter(pk=user.pk).aupdate(is_active=False)
     code, after = await closed_within(comm, CUT_OFF_SECONDS)
     assert code == 4401 and after <= CUT_OFF_SECONDS
@@ -240,7 +255,9 @@ async def test_a_socket_that_joins_while_a_check_reads_is_left_for_the_next_chec
     monkeypatch.setattr(store, "poll_seconds", 3600.0)  # the test runs every check itself
 
     def make_staff(name: str) -> Any:
-        return access_for_user(User.objects.create_user(name, password="pw", is_staff=True))
+        user = User.objects.create_user(name, password="pw", is_staff=True)
+        user.user_permissions.set(Permission.objects.filter(codename="view_document"))
+        return access_for_user(User.objects.get(pk=user.pk))
 
     ann, bob = [await sync_to_async(make_staff)(name) for name in ("ann", "bob")]
     doc_id = docs["public"].doc_id
@@ -250,7 +267,7 @@ async def test_a_socket_that_joins_while_a_check_reads_is_left_for_the_next_chec
     await watch.check()
 
     def let_ann_edit_live() -> None:  # a change the next read sees, so that it walks every socket
-        User.objects.get(username="ann").user_permissions.set(Permission.objects.filter(codename="edit_live"))
+        User.objects.get(username="ann").user_permissions.add(Permission.objects.get(codename="edit_live"))
 
     await sync_to_async(let_ann_edit_live)()
 

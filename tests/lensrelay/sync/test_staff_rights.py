@@ -1,8 +1,10 @@
-"""Staff in the admin sync read-write only with "Can edit documents live" (superusers have it).
+"""Staff in the admin sync read-write only with "Can edit documents live" (superusers have it), and read
+only with the right to view documents.
 
 Browsing the admin (is_staff) and reviewing suggestions are separate rights: without the live-edit
 permission a staff member's updates are refused like a view token's, so nobody can decide a suggestion
-by editing its markup away without a right that says so.
+by editing its markup away without a right that says so; without the right to view documents a staff
+member's socket reads nothing at all (the sixth finding of the third trust round: two frames were enough).
 """
 
 from __future__ import annotations
@@ -65,12 +67,11 @@ async def try_to_write(comm: WebsocketCommunicator, value: str) -> tuple[int, by
 @pytest.mark.parametrize(
     "codenames",
     [
-        (),
         ("view_document", "view_suggestion"),
-        ("review_suggestion", "view_suggestion"),
+        ("view_document", "review_suggestion", "view_suggestion"),
         ("change_document", "change_folder", "change_apitoken", "add_apitoken"),
     ],
-    ids=["no-permission", "browse", "review", "other-admin-rights"],
+    ids=["browse", "review", "other-admin-rights"],
 )
 async def test_staff_without_the_live_edit_permission_sync_read_only(
     store: Any, note: Any, codenames: tuple[str, ...]
@@ -98,13 +99,42 @@ async def test_staff_with_the_live_edit_permission_write(store: Any, note: Any, 
     await comm.disconnect()
 
 
+@pytest.mark.parametrize(
+    "codenames",
+    [(), ("review_suggestion", "view_suggestion"), ("view_folder", "view_apitoken", "view_webhookendpoint")],
+    ids=["no-permission", "review-only", "other-views"],
+)
+async def test_staff_who_may_not_view_documents_read_nothing(
+    store: Any, note: Any, codenames: tuple[str, ...]
+) -> None:
+    user = await sync_to_async(_staff)("stella", *codenames)
+    comm = WebsocketCommunicator(
+        URLRouter(websocket_urlpatterns), f"/ws/{note.doc_id}", headers=[(b"origin", OUR_PAGE)]
+    )
+    comm.scope["user"] = user
+    connected, _ = await comm.connect()
+    assert connected  # accepted, then closed with a code that stops reconnects
+    # The two frames of the attack: a sync step 1 (and awareness) ask for the note's state.
+    await comm.send_to(bytes_data=wire.sync_step1(b"\x00"))
+    frames = []
+    while True:
+        output = await comm.receive_output(timeout=5)
+        if output["type"] == "websocket.close":
+            break
+        frames.append(output.get("bytes") or b"")
+    assert output["code"] == 4401 and "view documents" in output.get("reason", "")
+    assert not any(ORIGINAL.encode() in frame for frame in frames)
+    assert all(decode(frame)[0] != wire.MESSAGE_SYNC for frame in frames if frame)
+
+
 def test_access_for_user_maps_rights_to_roles(transactional_db: None) -> None:
     gone = _staff("gone", "edit_live")
     gone.is_active = False
     roles = {
         name: (access.role if (access := access_for_user(user)) is not None else None)
         for name, user in {
-            "reader": _staff("reader"),
+            "reader": _staff("reader", "view_document"),
+            "staff": _staff("staff", "view_suggestion", "review_suggestion"),
             "writer": _staff("writer", "edit_live"),
             "root": _staff("root", superuser=True),
             "plain": User.objects.create_user("plain", password="pw"),
@@ -114,6 +144,7 @@ def test_access_for_user_maps_rights_to_roles(transactional_db: None) -> None:
     }
     assert roles == {
         "reader": "view",
+        "staff": None,
         "writer": "edit",
         "root": "edit",
         "plain": None,
