@@ -3,10 +3,10 @@
 A Relay client connected to a folder document sends message 7 with the ids of the notes it holds (a
 count, then each id as a string) and compares the answer, message 8 carrying a CBOR map of id -> Yjs
 state vector, with its own copies to decide which notes to sync. As the Rust server does, ids it does
-not know are left out of the answer; here so are ids of another folder and every id asked on a
-note's own socket (a note has no sub-documents), so the answer reveals nothing the token could not
-read. An empty list is answered with an empty map (the Rust server would list its whole index; the
-Relay plugin always names its notes).
+not know are left out of the answer; here so are ids of another folder, notes in the trash (invisible to
+tokens everywhere else), purged ones and every id asked on a note's own socket (a note has no
+sub-documents), so the answer reveals nothing the token could not read. An empty list is answered with
+an empty map (the Rust server would list its whole index; the Relay plugin always names its notes).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store
 from lensrelay.models import Document, YDoc
 from lensrelay.protocol.wire import MalformedFrame, Reader
+from lensrelay.text.vaultpath import TRASH
 
 # The Relay plugin asks in pages of a few hundred; more in one frame is refused as malformed.
 MAX_IDS_PER_QUERY = 1000
@@ -40,9 +41,13 @@ def read_query(reader: Reader) -> list[str]:
 
 
 def folder_notes(*, folder_id: int, doc_ids: list[str]) -> list[str]:
-    """Which of ``doc_ids`` are documents of the folder (in the database's order)."""
+    """Which of ``doc_ids`` are documents of the folder outside its trash (in the database's order); a
+    purged note has no row left."""
     return list(
-        Document.objects.filter(folder_id=folder_id, doc_id__in=doc_ids).values_list("doc_id", flat=True)
+        Document.objects.filter(folder_id=folder_id, doc_id__in=doc_ids)
+        .exclude(path=TRASH)
+        .exclude(path__startswith=TRASH + "/")
+        .values_list("doc_id", flat=True)
     )
 
 

@@ -68,6 +68,7 @@ def site(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> RelayTokens:
     (vault / "Header.md").write_text(NOTE, encoding="utf-8")
     (vault / "Guarded.md").write_text(NOTE, encoding="utf-8")
     (vault / "Plain.md").write_text(NOTE, encoding="utf-8")
+    (vault / "Binned.md").write_text(NOTE, encoding="utf-8")
     elsewhere: Path = tmp_path_factory.mktemp("elsewhere")
     (elsewhere / "Secret.md").write_text("# Secret\n", encoding="utf-8")
     relay.setup(imports=[(vault, "Meta"), (elsewhere, "Elsewhere")])
@@ -158,6 +159,20 @@ async def test_an_oversized_users_entry_is_refused_whole(site: RelayTokens, ycli
     assert await fresh.get_map("users") == {}
 
 
+_TRASH_SCRIPT = """
+from asgiref.sync import async_to_sync
+from lensrelay.docstore.store import store_session
+from lensrelay.vault.trash import documents_trash
+
+async def run():
+    async with store_session() as store:
+        await documents_trash(store=store, doc_ids=[{doc_id!r}], force=True)
+
+async_to_sync(run)()
+print({marker!r} + "trashed")
+"""
+
+
 def query_subdocs(doc_ids: list[str]) -> bytes:
     """Message 7 as the Relay plugin frames it: a count, then each id as a string."""
     return var_uint(7) + var_uint(len(doc_ids)) + b"".join(var_bytes(d.encode()) for d in doc_ids)
@@ -207,3 +222,25 @@ async def test_a_hostile_subdocument_query_closes_as_malformed(
     await client.send_raw(var_uint(7) + var_uint(10**6))
     closed = await client.wait_event("closed", timeout=TIMEOUT)
     assert closed["code"] == 4400 and "at most" in closed["reason"], closed
+
+
+async def test_the_subdocument_query_leaves_trashed_and_purged_notes_out(
+    site: RelayTokens, yclients: YClientFactory
+) -> None:
+    """Trashed notes are invisible to tokens everywhere else (the seventh finding of the third round)."""
+    token = site.tokens["edit"]
+    folder_doc = await site.relay.folder_doc_id(token, folder="Meta")
+    kept = await site.relay.doc_id(token, folder="Meta", path="/Plain.md")
+    binned = await site.relay.doc_id(token, folder="Meta", path="/Binned.md")
+    folder_client = await yclients(site.relay.doc_url(folder_doc), folder_doc, params={"token": token})
+    assert set(await subdoc_answer(folder_client, query_subdocs([kept, binned]))) == {kept, binned}
+    out = site.relay.manage("shell", "-c", _TRASH_SCRIPT.format(doc_id=binned, marker=_MARKER))
+    assert _MARKER + "trashed" in out, out
+    for client in (
+        folder_client,
+        await yclients(site.relay.doc_url(folder_doc), folder_doc, params={"token": token}),
+    ):
+        assert list(await subdoc_answer(client, query_subdocs([binned, kept]))) == [kept]
+    site.relay.command("purge_trash", "--older-than", "0", "--yes")
+    assert list(await subdoc_answer(folder_client, query_subdocs([binned, kept]))) == [kept]
+    assert folder_client.events_named("connection-close") == []
