@@ -42,10 +42,14 @@ async def test_the_page_carries_its_settings_and_no_token(store: Any, fox: Any) 
 
 
 async def test_staff_without_the_live_edit_permission_get_the_page_read_only(store: Any, fox: Any) -> None:
-    viewer = await client_for("victor", "view_suggestion")
+    viewer = await client_for("victor", "view_suggestion", "view_document")
     page = (await viewer.get(editor_url(fox.doc_id))).content.decode()
     assert 'id="lr-readonly"' in page and "Can edit documents live" in page
     assert '"canEdit": false' in page and '"canReview": false' in page
+    # Staff who may not view documents get neither the page nor the tree.
+    blind = await client_for("bea", "view_suggestion", "review_suggestion")
+    assert (await blind.get(editor_url(fox.doc_id))).status_code == 403
+    assert (await blind.get(_tree_urls(fox)[0])).status_code == 403
 
 
 async def test_people_who_are_not_staff_are_sent_to_sign_in(store: Any, fox: Any) -> None:
@@ -157,8 +161,8 @@ async def test_the_tree_lists_creates_moves_and_trashes(store: Any, fox: Any) ->
 async def test_the_tree_refuses_weaker_roles_missing_csrf_and_hostile_paths(store: Any, fox: Any) -> None:
     listing, act = _tree_urls(fox)
     before = await _paths(fox.folder_id)
-    reader = await client_for("victor", "view_suggestion", "review_suggestion")
-    assert (await reader.get(listing)).status_code == 200  # reading is for every staff user
+    reader = await client_for("victor", "view_suggestion", "review_suggestion", "view_document")
+    assert (await reader.get(listing)).status_code == 200  # reading is for staff who may view documents
     assert (await reader.post(act, {"action": "note", "path": "/X.md"})).status_code == 403
     no_csrf = await client_for("carl", *EDITOR_PERMS, csrf=True)
     assert (await no_csrf.post(act, {"action": "note", "path": "/X.md"})).status_code == 403
