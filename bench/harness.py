@@ -118,7 +118,7 @@ def relay_server(workdir: Path, *, source: Path = REPO_ROOT, **env: str) -> Live
     data_dir = workdir / "lensrelay"
     data_dir.mkdir(parents=True, exist_ok=True)
     python = sys.executable
-    # The launcher operators run (README): daphne with our frame limit and direct frame sends.
+    # The launcher operators run (docs/scale.md): daphne with our frame limit and direct frame sends.
     # Exports of commits older than it run plain daphne.
     application: list[str] = []
     if (source / "lensrelay" / "server" / "serve.py").exists():

@@ -200,7 +200,7 @@ PLAIN_ROUTES: dict[str, dict[str, Any]] = {
     },
     "/metrics": {
         method: {
-            "summary": "Prometheus metrics (text format, OpenMetrics on request); see the README, Metrics",
+            "summary": "Prometheus metrics (text format, OpenMetrics on request); see docs/metrics.md",
             "responses": {
                 "200": {
                     "description": "the exposition",
@@ -219,7 +219,7 @@ PLAIN_ROUTES: dict[str, dict[str, Any]] = {
     },
     "/mcp": {
         "post": _operation(
-            "The MCP endpoint (Streamable HTTP, JSON-RPC 2.0); see the README's MCP section",
+            "The MCP endpoint (Streamable HTTP, JSON-RPC 2.0); see docs/mcp.md",
             {"200": "JSON-RPC answer or event stream", "202": "notification accepted", **_AUTH},
             requestBody={"required": True, "content": _JSON_OBJECT},
         )

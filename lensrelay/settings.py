@@ -158,7 +158,7 @@ LOGGING = {
     "loggers": {"lensrelay": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")}},
 }
 
-# Lens Relay's own settings (documented in the README).
+# Lens Relay's own settings (documented in docs/settings.md).
 LENSRELAY_RELAY_ID = os.environ.get("LENSRELAY_RELAY_ID", "f0a8e1f2-5b7c-4d3e-9a6b-1c2d3e4f5a6b")
 LENSRELAY_IDLE_UNLOAD_SECONDS = _env_float("LENSRELAY_IDLE_UNLOAD_SECONDS", 300.0)
 LENSRELAY_POLL_SECONDS = _env_float("LENSRELAY_POLL_SECONDS", 0.5)

@@ -4,7 +4,7 @@ The numbers tell how busy the server is, how many suggestions wait and which too
 for everyone. `LENSRELAY_METRICS_TOKEN` is a bearer token for the scraper (compared in constant time);
 `LENSRELAY_METRICS_ALLOW` a comma-separated list of addresses and networks (CIDR) allowed without it.
 Both empty, the default, refuses every scrape: loopback is not allowed by default because behind a
-reverse proxy on the same machine every request comes from loopback (README, Metrics).
+reverse proxy on the same machine every request comes from loopback (docs/metrics.md).
 
 A caller that presents a bearer token must present the right one, whatever its address. Refusals are
 401 (a token is configured: send the right one) or 403 (no token is configured and the address is not

@@ -99,7 +99,7 @@ def _alive(pid: int) -> bool:
 
 def sweep_ended_processes(path: str) -> list[int]:
     """Drop the live gauges of processes that ended without saying so (SIGKILL, a crash). Returns their
-    ids. Workers sharing a directory share a machine and its process ids (README, Metrics)."""
+    ids. Workers sharing a directory share a machine and its process ids (docs/metrics.md)."""
     ended = set()
     for name in os.listdir(path):
         match = _LIVE_FILE.match(name)

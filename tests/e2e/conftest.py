@@ -34,7 +34,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def node_modules() -> Path:
     """The installed Node packages; fails (not skips) with the fix when they are missing."""
     if shutil.which("node") is None:
-        pytest.fail("`node` is not on PATH: the e2e tests need Node.js 20+ (see the README).", pytrace=False)
+        pytest.fail(
+            "`node` is not on PATH: the e2e tests need Node.js 20+ (see docs/testing.md).", pytrace=False
+        )
     missing = [name for name in _REQUIRED_PACKAGES if not (NODE_MODULES / name / "package.json").is_file()]
     if missing:
         pytest.fail(

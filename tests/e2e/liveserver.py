@@ -324,7 +324,7 @@ def lensrelay_server(tmp_path: Path, **env: str) -> LiveServer:
     data_dir.mkdir(parents=True, exist_ok=True)
     python = sys.executable
     return LiveServer(
-        # The launcher the README documents: daphne with the settings' frame limit (4413 beyond it).
+        # The launcher docs/scale.md documents: daphne with the settings' frame limit (4413 beyond it).
         lambda port: [python, "-m", "lensrelay.server.serve", "-b", HOST, "-p", str(port)],
         lensrelay_env(data_dir, **env),
         "/ready",

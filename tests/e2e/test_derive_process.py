@@ -137,9 +137,9 @@ async def test_the_launcher_runs_a_derive_process_and_backlinks_follow_within_a_
     await writer.insert(0, "freshword [[Target]] ")
     await folder.wait_map("backlinks_v0", uuid_of(target), value=[uuid_of(notes[0])], timeout=5.0)
     elapsed = time.monotonic() - started
-    # README: backlinks and search within 1 s of a change (the poll and one pass); CI gets slack.
+    # docs/scale.md: backlinks and search within 1 s of a change (the poll and one pass); CI gets slack.
     assert elapsed < 2.0, f"backlinks took {elapsed:.2f} s"
-    # README: a version within about 1 s of the burst going quiet (LENSRELAY_VERSIONS_QUIET_SECONDS),
+    # docs/scale.md: a version within about 1 s of the burst going quiet (LENSRELAY_VERSIONS_QUIET_SECONDS),
     # and the text from before the edit is kept too.
     kept = await poll(
         lambda: version_texts(relay, notes[0]),
@@ -243,7 +243,7 @@ async def test_a_trash_and_a_restore_update_backlinks_through_the_derive_process
     await folder.wait_map("filemeta_v0", "/_trash/Target.md", timeout=5.0)
     await folder.wait_map("backlinks_v0", uuid_of(target), present=False, timeout=5.0)
     elapsed = time.monotonic() - started
-    # README: backlinks after a move, trash or restore within about 1 s; CI gets slack.
+    # docs/scale.md: backlinks after a move, trash or restore within about 1 s; CI gets slack.
     assert elapsed < 2.0, f"backlinks took {elapsed:.2f} s after the trash"
 
     restore = f"trash.document_restore(store=store, doc_id={target!r})"

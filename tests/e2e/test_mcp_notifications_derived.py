@@ -2,7 +2,7 @@
 (LENSRELAY_DERIVED_WORK=process, the default deployment), to the official `mcp` SDK client, for edits of
 npm y-websocket clients:
 
-- an edit is told within BOUND seconds (README: the derive poll, one pass, the events poll);
+- an edit is told within BOUND seconds (docs/scale.md: the derive poll, one pass, the events poll);
 - a burst of edits read by one pass is one notification, and a free-running burst far fewer than its edits;
 - with the derive process killed the edits go on, nothing is told by the server, and the launcher's new
   derive process tells what came meanwhile (it resumes from its cursor);
@@ -35,7 +35,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
 ]
 
-BOUND = 2.0  # seconds from an edit to its notification (README, "Freshness")
+BOUND = 2.0  # seconds from an edit to its notification (docs/scale.md, "Freshness")
 BURST = 20
 RESTART_SECONDS = 3.0
 RELAY_ENV = {

@@ -1,6 +1,6 @@
 """`/metrics` across two daphne workers on PostgreSQL and Redis, scraped with prometheus_client's parser.
 
-Both workers share one `PROMETHEUS_MULTIPROC_DIR`, as the README tells scaled-out workers on one machine
+Both workers share one `PROMETHEUS_MULTIPROC_DIR`, as docs/metrics.md tells scaled-out workers on one machine
 to, so a scrape of either answers for both. The workload is real: npm y-websocket clients on each worker,
 the official MCP SDK client sending its calls to both workers in turn, a staff member accepting a
 suggestion in the admin. Worker A wants the metrics token and allows no address of ours; worker B has no
@@ -40,7 +40,7 @@ def metrics_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def two(node_modules: Path, tmp_path_factory: pytest.TempPathFactory, metrics_dir: Path) -> Iterator[Cluster]:
-    # One derive process for the database, beside worker A, as the README has it: its backlog is exported.
+    # One derive process for the database, beside worker A, as docs/scale.md has it: its backlog is exported.
     shared = {"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "LENSRELAY_DERIVED_WORK": "process"}
     each = [
         {

@@ -1,4 +1,4 @@
-"""The README's quick start, run as written on a fresh clone against a fresh server.
+"""The README's quick start and team set-up, run as written on a fresh clone against a fresh server.
 
 Every block of the "Quick start" section runs verbatim: ``./scripts/serve`` (with ``LENSRELAY_SKIP_INSTALL=1``
 so it reuses this virtualenv instead of installing into it) on a free, non-default ``PORT``, with
@@ -6,7 +6,9 @@ so it reuses this virtualenv instead of installing into it) on a free, non-defau
 directory; the JavaScript snippet saved where the README says, with Node. One thing differs from a reader's
 machine: ``npm install``, whose packages are the ones the e2e tests installed (linked, not downloaded
 again). The snippet's refusals (no token, a refused token, a path that names nothing, no server) are run too,
-the note is printed once per change, and the checkout is left as it was.
+the note is printed once per change, and the checkout is left as it was. The team set-up's commands (a
+staff user from the shell, a token for an assistant) and its MCP SDK snippet run too, and the person it
+makes reaches every admin page the set-up lists, able to type in the editor.
 """
 
 from __future__ import annotations
@@ -38,19 +40,28 @@ DEFAULT_ADDRESS = "127.0.0.1:8000"
 _PRIVATE_ENV = ("LENSRELAY_DATA_DIR", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "TOKEN")
 
 
+def section(readme: Path, title: str) -> str:
+    return readme.read_text(encoding="utf-8").split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def code_blocks(text: str) -> list[tuple[str, str]]:
+    return re.findall(r"```(\w+)\n(.*?)```", text, flags=re.S)
+
+
 def quick_start(readme: Path) -> list[tuple[str, str]]:
     """The (language, code) blocks of the README's "Quick start" section, in order."""
-    section = readme.read_text(encoding="utf-8").split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S)
+    return code_blocks(section(readme, "Quick start"))
 
 
 def commands(code: str) -> list[str]:
     return [line for line in code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-@pytest.fixture
-def clone(tmp_path: Path, node_modules: Path) -> Path:
-    target = tmp_path / "lens-relay"
+# One clone and one server for the module: neither test writes inside the checkout, and starting
+# ./scripts/serve is most of each test's time.
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory, node_modules: Path) -> Path:
+    target = tmp_path_factory.mktemp("reader") / "lens-relay"
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(target)], check=True)
     (target / ".venv").symlink_to(Path(sys.prefix))
     return target
@@ -62,7 +73,7 @@ def reader_env(port: int) -> dict[str, str]:
     return env
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def served(clone: Path) -> Iterator[tuple[Path, int]]:
     """``./scripts/serve`` from the clone, as the quick start's first block says."""
     [(language, code), *_] = quick_start(clone / "README.md")
@@ -225,3 +236,65 @@ def test_every_quick_start_command_and_snippet_runs_as_written(served: tuple[Pat
     )
     left = {line[3:].rstrip("/") for line in status.stdout.splitlines()}
     assert left <= {".venv", "data"}, status.stdout
+
+
+def _run(code: str, clone: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        ["bash", "-e", "-c", code], cwd=clone, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, (code, done.stdout, done.stderr)
+    return done.stdout
+
+
+def test_the_team_set_up_runs_as_written(served: tuple[Path, int]) -> None:
+    clone, port = served
+    team = section(clone / "README.md", "Set up a team in ten minutes")
+    blocks = code_blocks(team)
+    assert [language for language, _ in blocks] == ["bash", "bash", "bash", "python"]
+    (_, staff), (_, create_token), (_, claude), (_, sdk) = blocks
+    env = reader_env(port)
+    base = f"http://127.0.0.1:{port}"
+
+    # a second person, from the shell, as written
+    _run(staff, clone, env)
+    username = re.search(r'create_user\("([^"]+)"', staff).group(1)  # type: ignore[union-attr]
+    password = re.search(r'password="([^"]+)"', staff).group(1)  # type: ignore[union-attr]
+
+    # a token for an assistant: the raw token alone on the last line
+    token = _run(create_token, clone, env).strip().splitlines()[-1]
+    assert token.startswith("lr_")
+    assert '--header "Authorization: Bearer $TOKEN"' in claude and "/mcp" in claude
+
+    # the MCP SDK snippet with that token: it lists the tools and finds the welcome note
+    script = clone.parent / "lens_mcp.py"
+    script.write_text(sdk, encoding="utf-8")
+    listed = subprocess.run(
+        [sys.executable, str(script)], env={**env, "TOKEN": token}, capture_output=True, text=True, timeout=60
+    )
+    assert listed.returncode == 0, listed.stderr
+    tools, *found = listed.stdout.splitlines()
+    assert {"read", "grep", "edit", "list_suggestions"} <= set(tools.split(", ")), tools
+    assert "Lens/Welcome.md" in found, listed.stdout
+
+    # the person reaches every page the set-up lists, and the editor lets them type
+    [document] = httpx.get(
+        f"{base}/api/documents?path=Lens/Welcome", headers={"Authorization": f"Bearer {token}"}, timeout=10
+    ).json()
+    pages = [path.replace("<doc id>", document["doc_id"]) for path in re.findall(r"`(/[^`]*)`", team)]
+    assert len(pages) >= 7, pages
+    with httpx.Client(base_url=base, timeout=30) as admin:
+        admin.get("/admin/login/")
+        signed_in = admin.post(
+            "/admin/login/",
+            data={"username": username, "password": password, "next": "/admin/",
+                  "csrfmiddlewaretoken": admin.cookies["csrftoken"]},
+        )  # fmt: skip
+        assert signed_in.status_code == 302, signed_in.text[:500]
+        for page in pages:
+            if page.startswith("/admin/auth/"):
+                continue  # the administrator's page for adding users, not this person's
+            # Tokens need the token permissions, which the shell's person was not given.
+            expected = 403 if page == "/admin/lensrelay/apitoken/" else 200
+            assert admin.get(page).status_code == expected, page
+        editor = admin.get(f"/admin/suggestions/suggestion/document/{document['doc_id']}/edit/")
+        assert '"canEdit": true' in editor.text and '"canReview": true' in editor.text

@@ -3,8 +3,8 @@
 person decides it in an npm y-websocket client by turning the markup into one of its words, and the row
 follows:
 
-- rejected (the old word kept) or accepted (the new word kept) within BOUND seconds (README, "Freshness":
-  the derive poll plus a pass);
+- rejected (the old word kept) or accepted (the new word kept) within BOUND seconds (docs/scale.md,
+  "Freshness": the derive poll plus a pass);
 - with the derive process killed the edit still reaches the other editor and the row stays pending (the
   server does no follower work); the launcher's new derive process settles it.
 """

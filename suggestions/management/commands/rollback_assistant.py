@@ -27,7 +27,10 @@ from suggestions.rollback import (
 
 
 class Command(BaseCommand):
-    help = "Roll an assistant back: reject its pending suggestions, revert its accepted edits (see README)."
+    help = (
+        "Roll an assistant back: reject its pending suggestions, revert its accepted edits "
+        "(see docs/review.md)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         who = parser.add_mutually_exclusive_group(required=True)
