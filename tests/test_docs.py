@@ -216,3 +216,18 @@ def test_the_readme_sdk_snippet_is_the_one_the_mcp_page_shows() -> None:
     snippet = _python_block(README)
     assert "streamable_http_client" in snippet
     assert snippet == _python_block(DOCS / "mcp.md")
+
+
+_TEST_NODE = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
+
+
+def test_every_test_the_security_model_names_exists() -> None:
+    named = _TEST_NODE.findall((DOCS / "security.md").read_text(encoding="utf-8"))
+    assert len(named) >= 10
+    missing = [
+        f"{path}::{name}"
+        for path, name in named
+        if not (REPO / path).is_file()
+        or not re.search(rf"^(async )?def {name}\(", (REPO / path).read_text(encoding="utf-8"), re.M)
+    ]
+    assert missing == []
