@@ -64,7 +64,14 @@ class RawSession:
         }
 
     async def open(self, url: str) -> None:
-        init = await self.http.post(
+        init = await self.initialize(url)
+        assert "Mcp-Session-Id" in init.headers, init.text
+        self.headers["Mcp-Session-Id"] = init.headers["Mcp-Session-Id"]
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await self.http.post(f"{url}/mcp", headers=self.headers, json=done)).status_code == 202
+
+    async def initialize(self, url: str) -> httpx2.Response:
+        return await self.http.post(
             f"{url}/mcp",
             headers=self.headers,
             json={
@@ -78,10 +85,6 @@ class RawSession:
                 },
             },
         )
-        assert "Mcp-Session-Id" in init.headers, init.text
-        self.headers["Mcp-Session-Id"] = init.headers["Mcp-Session-Id"]
-        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await self.http.post(f"{url}/mcp", headers=self.headers, json=done)).status_code == 202
 
     async def request(self, url: str, method: str, params: dict[str, Any]) -> httpx2.Response:
         body = {"jsonrpc": "2.0", "id": 2, "method": method, "params": params}
