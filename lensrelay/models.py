@@ -226,3 +226,24 @@ class ApiToken(models.Model):
     @property
     def active(self) -> bool:
         return not self.revoked and not self.expired
+
+
+class SpentAuthorizationCode(models.Model):
+    """An OAuth authorization code already exchanged, and what it issued, so that a replay of the code
+    revokes them (RFC 6749 §4.1.2; lensrelay/access/oauth_codes.py). Only the code's SHA-256 is kept,
+    and the access token's (as django-oauth-toolkit stores it); the refresh token is named by its
+    family, which covers every token refreshed from it later."""
+
+    code_hash = models.CharField(max_length=64, db_index=True, editable=False)
+    application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    access_token_checksum = models.CharField(max_length=64, blank=True, default="", editable=False)
+    token_family = models.UUIDField(null=True, blank=True, editable=False)
+    # The consent the code was exchanged under: a replay revokes it, which ends its open sessions and
+    # GET streams on every worker (revoking tokens alone ends neither).
+    grant = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    spent_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        verbose_name = "spent OAuth authorization code"

@@ -4,6 +4,7 @@ django-oauth-toolkit does the protocol (RFC 8414 metadata, RFC 7591 registration
 documents, authorization code with PKCE S256, rotating refresh tokens with replay protection, RFC 7009
 revocation, RFC 8707 resource indicators); this module narrows it to Lens Relay:
 - `LensRelayValidator`: a token is issued only for a resource of this server (its root, `/mcp`, `/api`);
+  a code used again revokes what it issued, and a failed PKCE check burns the code (`oauth_codes`);
 - `RegistrationLimit`: open dynamic registration, within a size and an hourly limit;
 - `ClientMetadataFetcher`: client ID metadata documents fetched with a timeout, a size limit and the
   SSRF guard (public addresses only), with a loopback override for the test configuration;
@@ -26,7 +27,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from oauth2_provider import cimd
 from oauth2_provider.forms import AllowForm
-from oauth2_provider.models import Application
+from oauth2_provider.models import Application, Grant
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749 import errors
@@ -38,6 +39,13 @@ from lensrelay.access.oauth import (
     grant_create,
     grantable_roles,
     resource_identifiers,
+)
+from lensrelay.access.oauth_codes import (
+    Issued,
+    code_burn,
+    code_replay_revoke,
+    code_spend,
+    pkce_verified,
 )
 from lensrelay.models import ApiToken, Folder
 
@@ -72,8 +80,67 @@ def consent_csp(*, host: str, redirect_uri: str) -> str:
     return policy.replace("form-action 'self'", f"form-action 'self' {source}")
 
 
+class CodeAlreadySpent(errors.InvalidGrantError):
+    """invalid_grant from `invalidate_authorization_code`, which oauthlib calls outside its error handling:
+    django-oauth-toolkit then answers with the error's own headers only, so they name the JSON body."""
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {
+            **super().headers,
+            "Content-Type": "application/json",
+            "Cache-Control": "no-store",
+            "Pragma": "no-cache",
+        }
+
+
 class LensRelayValidator(OAuth2Validator):
-    """django-oauth-toolkit's validator, refusing (invalid_target) tokens for any other resource."""
+    """django-oauth-toolkit's validator, refusing (invalid_target) tokens for any other resource; a code
+    used twice revokes what it issued and a failed PKCE check burns the code (`oauth_codes`)."""
+
+    def validate_code(
+        self, client_id: str, code: str, client: Any, request: Any, *args: Any, **kwargs: Any
+    ) -> bool:
+        grant = Grant.objects.filter(code=code, application=client).select_related("application").first()
+        if grant is None:
+            code_replay_revoke(code=code, application=client)
+            return False  # invalid_grant, replayed or not
+        # oauthlib checks the verifier only after this, and a failure there leaves the code usable.
+        if not pkce_verified(grant=grant, verifier=request.code_verifier):
+            code_burn(grant=grant)
+            if not request.code_verifier:
+                raise errors.MissingCodeVerifierError(request=request)
+            return False
+        return bool(super().validate_code(client_id, code, client, request, *args, **kwargs))
+
+    def _create_access_token(
+        self, expires: Any, request: Any, token: Any, source_refresh_token: Any = None
+    ) -> Any:
+        access_token = super()._create_access_token(expires, request, token, source_refresh_token)
+        if request.grant_type == "authorization_code":
+            request.lensrelay_access_checksum = access_token.token_checksum
+        return access_token
+
+    def _create_refresh_token(
+        self, request: Any, refresh_token_code: Any, access_token: Any, previous_refresh_token: Any
+    ) -> Any:
+        refresh_token = super()._create_refresh_token(
+            request, refresh_token_code, access_token, previous_refresh_token
+        )
+        if request.grant_type == "authorization_code":
+            request.lensrelay_token_family = refresh_token.token_family
+        return refresh_token
+
+    def invalidate_authorization_code(
+        self, client_id: str, code: str, request: Any, *args: Any, **kwargs: Any
+    ) -> None:
+        issued = Issued(
+            access_token_checksum=getattr(request, "lensrelay_access_checksum", ""),
+            token_family=getattr(request, "lensrelay_token_family", None),
+        )
+        user_id = getattr(request.user, "pk", None)
+        if not code_spend(code=code, application=request.client, user_id=user_id, issued=issued):
+            raise CodeAlreadySpent(request=request)
 
     def _validate_resource_uris(self, request: Any, resources: Any) -> None:
         super()._validate_resource_uris(request, resources)

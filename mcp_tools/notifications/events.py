@@ -1,9 +1,10 @@
 """The per-session event log: every notification for a listening session is a numbered row.
 
 Numbers (`seq`) count up per session from the session's `McpStream` row, which the append locks until it
-commits, so a stream that has sent event n never later finds an n-1 committed behind it. The log keeps
-the last `LENSRELAY_MCP_EVENT_LOG_SIZE` events per session: enough to replay a reconnect, never growing
-without bound. A replay that reaches back past what was dropped is told so (`Replay.gap`).
+commits, so a stream that has sent event n never later finds an n-1 committed behind it. A replay gives
+at most the last `LENSRELAY_MCP_EVENT_LOG_SIZE` events of a session: enough for a reconnect, never
+growing without bound (pruning runs every PRUNE_EVERY events, so the table may hold that many more,
+never replayed). A replay that reaches back further is told so (`Replay.gap`).
 """
 
 from __future__ import annotations
@@ -66,17 +67,29 @@ def stream_claim(*, session_id: str) -> Claim:
 @dataclass(frozen=True)
 class Replay:
     events: list[tuple[int, dict[str, Any]]]
-    # Events after the cursor were dropped from the log before they could be replayed.
+    # Events after the cursor are not replayed: they are older than the last `log_size()` events.
     gap: bool
 
 
-def events_after(*, cursors: dict[str, int], limit: int = 1000) -> dict[str, Replay]:
-    """Each session's logged events after its cursor, oldest first (at most `limit` per call)."""
+PAGE = 1000
+
+
+def events_after(*, cursors: dict[str, int], limit: int = PAGE) -> dict[str, Replay]:
+    """Each session's logged events after its cursor, oldest first (at most `limit` in all per call).
+
+    Only the session's last `log_size()` events are ever replayed, whatever pruning has left (it runs every
+    PRUNE_EVERY events, so the table may hold up to PRUNE_EVERY more): a resume from further back always
+    reports the gap, not only when the rows happen to be gone."""
     if not cursors:
         return {}
+    size = log_size()
+    latest = dict(
+        McpStream.objects.filter(session_id__in=list(cursors)).values_list("session_id", "last_seq")
+    )
+    starts = {session_id: max(seq, latest.get(session_id, seq) - size) for session_id, seq in cursors.items()}
     wanted = Q()
-    for session_id, seq in cursors.items():
-        wanted |= Q(session_id=session_id, seq__gt=seq)
+    for session_id, start in starts.items():
+        wanted |= Q(session_id=session_id, seq__gt=start)
     rows = (
         McpEvent.objects.filter(wanted)
         .order_by("session_id", "seq")
@@ -87,8 +100,9 @@ def events_after(*, cursors: dict[str, int], limit: int = 1000) -> dict[str, Rep
         found[session_id].append((seq, message))
     replays = {}
     for session_id, events in found.items():
-        first = events[0][0] if events else None
-        gap = first is not None and first > cursors[session_id] + 1
+        start = starts[session_id]
+        # Past the log's size, or rows pruned after `latest` was read (a concurrent append).
+        gap = bool(events) and (start > cursors[session_id] or events[0][0] > start + 1)
         replays[session_id] = Replay(events=events, gap=gap)
     return replays
 

@@ -33,7 +33,7 @@ from django.utils import timezone
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.store import DocStore
 from mcp_tools.models import McpSession, McpStream
-from mcp_tools.notifications.events import Replay, events_after
+from mcp_tools.notifications.events import PAGE, Replay, events_after
 from mcp_tools.notifications.subscriptions import subscribed_uris
 from mcp_tools.sessions import LAST_SEEN_RESOLUTION, idle_timeout
 
@@ -64,22 +64,32 @@ def coalesce_key(message: dict[str, Any]) -> str | None:
     return None
 
 
+def _batch_key(event: Event) -> str | None:
+    # Resync hints (no seq) are a class of their own: merged into a later replayed event of the same key
+    # they would lose their place at the front (a client resuming past the log would first hear one
+    # `resources/updated`, and `list_changed` only after the events it must not trust).
+    key = coalesce_key(event[1])
+    return key if key is None or event[0] is not None else f"hint {key}"
+
+
 def coalesce(events: list[Event]) -> list[Event]:
-    """Drop notifications a later one in the batch repeats; order (and so the numbering) is kept."""
+    """Drop notifications a later one in the batch repeats; order (and so the numbering) is kept.
+    Resync hints only merge with hints."""
     last: dict[str, int] = {}
-    for index, (_, message) in enumerate(events):
-        key = coalesce_key(message)
+    for index, event in enumerate(events):
+        key = _batch_key(event)
         if key is not None:
             last[key] = index
     return [
         event
         for index, event in enumerate(events)
-        if (key := coalesce_key(event[1])) is None or last[key] == index
+        if (key := _batch_key(event)) is None or last[key] == index
     ]
 
 
 def resync_hints(uris: list[str]) -> list[Event]:
-    """What a client that missed dropped events must assume: every list and subscribed resource changed."""
+    """What a client that missed dropped events must assume, before any replayed event: every list and
+    subscribed resource changed."""
     hints: list[Event] = [(None, {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})]
     hints += [
         (None, {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}})
@@ -209,6 +219,8 @@ class StreamHub:
             replays = await self.store.db(events_after, cursors=cursors)
             for session_id, stream in behind.items():
                 await self._feed(stream, replays.get(session_id))
+            if sum(len(replay.events) for replay in replays.values()) >= PAGE:
+                self.wake()  # a full page (shared by the streams behind): come back at once for the rest
         now = time.monotonic()
         if now - self._touched_at >= LAST_SEEN_RESOLUTION.total_seconds():
             # A session whose client only listens is in use: it must not idle out.
@@ -224,8 +236,6 @@ class StreamHub:
         batch += [(seq, message) for seq, message in replay.events]
         stream.cursor = replay.events[-1][0]
         stream.queue.put_nowait(batch)
-        if len(replay.events) >= 1000:
-            self.wake()  # more than one page: come back at once
 
 
 def stream_hub(store: DocStore) -> StreamHub:

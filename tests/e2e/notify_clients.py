@@ -4,6 +4,7 @@ that opens a session, subscribes, and listens on the GET stream exactly when a t
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from collections.abc import AsyncIterator, Callable
@@ -63,7 +64,14 @@ class RawSession:
         }
 
     async def open(self, url: str) -> None:
-        init = await self.http.post(
+        init = await self.initialize(url)
+        assert "Mcp-Session-Id" in init.headers, init.text
+        self.headers["Mcp-Session-Id"] = init.headers["Mcp-Session-Id"]
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await self.http.post(f"{url}/mcp", headers=self.headers, json=done)).status_code == 202
+
+    async def initialize(self, url: str) -> httpx2.Response:
+        return await self.http.post(
             f"{url}/mcp",
             headers=self.headers,
             json={
@@ -77,10 +85,6 @@ class RawSession:
                 },
             },
         )
-        assert "Mcp-Session-Id" in init.headers, init.text
-        self.headers["Mcp-Session-Id"] = init.headers["Mcp-Session-Id"]
-        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await self.http.post(f"{url}/mcp", headers=self.headers, json=done)).status_code == 202
 
     async def request(self, url: str, method: str, params: dict[str, Any]) -> httpx2.Response:
         body = {"jsonrpc": "2.0", "id": 2, "method": method, "params": params}
@@ -109,6 +113,28 @@ class RawSession:
                 if marker in received:
                     break
         return received
+
+    async def resume_whole(self, url: str, last: int) -> str:
+        """Resume the GET stream after event `last` and read it until the server ends it
+        (LENSRELAY_MCP_STREAM_MAX_SECONDS)."""
+        resume = {**self.headers, "Accept": "text/event-stream", "Last-Event-ID": str(last)}
+        received = ""
+        async with self.http.stream("GET", f"{url}/mcp", headers=resume) as stream:
+            async for chunk in stream.aiter_text():
+                received += chunk
+        return received
+
+
+def sse_events(text: str) -> list[tuple[int | None, dict[str, Any]]]:
+    """The (id, JSON-RPC message) of each event with data, in order (the priming event has none)."""
+    found: list[tuple[int | None, dict[str, Any]]] = []
+    for block in text.split("\n\n"):
+        lines = block.split("\n")
+        data = "\n".join(line[5:].strip() for line in lines if line.startswith("data:"))
+        if data:
+            seq = next((int(line[4:]) for line in lines if line.startswith("id: ")), None)
+            found.append((seq, json.loads(data)))
+    return found
 
 
 def event_ids(text: str) -> list[int]:

@@ -6,19 +6,22 @@ itself (RFC 7591), sends the person to the consent page (signed in through the a
 the code with its PKCE verifier, refreshes (the refresh token rotates), then calls tools. The grant is for
 one folder and the client sees nothing of the other on any tool. Revoking the grant in the admin ends the
 session at once. A non-staff person cannot grant anything; a person without live-edit rights is not
-offered (and cannot forge) the edit role.
+offered (and cannot forge) the edit role. A code exchanged by hand works once: replayed, it is refused and
+the tokens it issued stop working on /mcp and at the token endpoint; a failed PKCE check burns it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import httpx
 import httpx2
@@ -38,6 +41,7 @@ from playwright.sync_api import BrowserContext, Route
 
 from .browser import PASSWORD, BrowserThread, mcp_client, signed_in_context
 from .liveserver import free_port
+from .notify_clients import RawSession
 from .relay import Relay
 
 pytestmark = [
@@ -459,3 +463,96 @@ async def test_tool_errors_start_alike_and_windows_names_are_refused(world: Worl
         "from suggestions.models import Suggestion; print(Suggestion.objects.filter(tool='move').count())",
     )
     assert pending.strip().splitlines()[-1] == "0"
+
+
+# ------------------------------------------------------------------- authorization codes after first use
+
+VERIFIER = "lens-relay-e2e-verifier-" + "v" * 40
+
+
+def s256(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+
+
+async def code_by_hand(world: World) -> tuple[str, str, str]:
+    """Register a client, consent as alice (view, Alpha) with the S256 challenge of VERIFIER: (client id,
+    redirect URI, code)."""
+    callback = f"http://127.0.0.1:{free_port()}/callback"
+    async with httpx.AsyncClient() as plain:
+        registered = await plain.post(
+            f"{world.base}/oauth/register/",
+            json={
+                "client_name": "Claude",
+                "redirect_uris": [callback],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "token_endpoint_auth_method": "none",
+            },
+        )
+    client_id = str(registered.json()["client_id"])
+    url = f"{world.base}/oauth/authorize/?" + urlencode(
+        {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": callback,
+            "state": "s",
+            "code_challenge": s256(VERIFIER),
+            "code_challenge_method": "S256",
+            "resource": f"{world.base}/mcp",
+        }
+    )
+    landed = await asyncio.to_thread(consent, world, world.alice, url, callback, role="view", folders=[ALPHA])
+    return client_id, callback, parse_qs(urlparse(landed).query)["code"][0]
+
+
+async def token_request(world: World, **data: str) -> httpx.Response:
+    async with httpx.AsyncClient() as plain:
+        return await plain.post(f"{world.base}/oauth/token/", data=data)
+
+
+async def exchange(world: World, client_id: str, callback: str, code: str, verifier: str) -> httpx.Response:
+    return await token_request(
+        world,
+        grant_type="authorization_code",
+        code=code,
+        redirect_uri=callback,
+        client_id=client_id,
+        code_verifier=verifier,
+        resource=f"{world.base}/mcp",
+    )
+
+
+async def mcp_initialize_status(world: World, access_token: str) -> int:
+    async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+        return (await RawSession(http, access_token).initialize(world.base)).status_code
+
+
+async def test_a_replayed_code_revokes_the_tokens_it_issued(world: World) -> None:
+    """RFC 6749 §4.1.2: a code used twice is refused, and what it issued before stops working."""
+    client_id, callback, code = await code_by_hand(world)
+    first = await exchange(world, client_id, callback, code, VERIFIER)
+    assert first.status_code == 200, first.text
+    tokens = first.json()
+    async with mcp_client(world.base, tokens["access_token"]) as client:
+        seen = text(await client.call_tool("read", {"file_path": f"{ALPHA}/Plan.md"}))
+    assert "alpha" in seen
+    assert await mcp_initialize_status(world, tokens["access_token"]) == 200
+
+    replay = await exchange(world, client_id, callback, code, VERIFIER)
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    assert "access_token" not in replay.json()
+    assert await mcp_initialize_status(world, tokens["access_token"]) == 401
+    refreshed = await token_request(
+        world, grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=client_id
+    )
+    assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
+
+
+@pytest.mark.parametrize("wrong", ["w" * 64, ""], ids=["wrong-verifier", "no-verifier"])
+async def test_a_failed_pkce_check_burns_the_code(world: World, wrong: str) -> None:
+    client_id, callback, code = await code_by_hand(world)
+    failed = await exchange(world, client_id, callback, code, wrong)
+    assert failed.status_code == 400 and "access_token" not in failed.json()
+    assert failed.json()["error"] == ("invalid_grant" if wrong else "invalid_request")
+    right = await exchange(world, client_id, callback, code, VERIFIER)
+    assert right.status_code == 400 and right.json()["error"] == "invalid_grant"
+    assert "access_token" not in right.json()

@@ -17,7 +17,7 @@ from pycrdt import Text
 
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_create
-from mcp_tools.models import McpSubscription
+from mcp_tools.models import McpStream, McpSubscription
 from mcp_tools.notifications.events import events_append
 from mcp_tools.resources_documents import document_uri
 from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory, http, mcp, tokens
@@ -143,6 +143,51 @@ async def test_a_subscribed_edit_and_a_new_note_are_notified_but_not_another_fol
     assert updated and set(updated) == {uri}
     assert len(updated) <= 2
     assert methods(response.text).count("notifications/resources/list_changed") == 1  # Team's, not Secret's
+
+
+async def test_a_resume_past_the_log_hears_the_resync_hints_before_any_replayed_event(
+    notes: Any, http: httpx.AsyncClient, tokens: TokenFactory
+) -> None:
+    """README, "Notifications": told first that every list and subscribed resource changed, then the last
+    LENSRELAY_MCP_EVENT_LOG_SIZE events. The hints must not merge into the replayed events they repeat
+    (they would lose their place at the front)."""
+    settings.LENSRELAY_MCP_EVENT_LOG_SIZE = 4
+    _, team, _ = notes
+    mcp = Mcp(http, await tokens("edit", folders=(team,)))
+    session = await mcp.initialize()
+    uri = document_uri("Team/Plan.md")
+    assert (await mcp.request("resources/subscribe", {"uri": uri}, session=session)).result == {}
+    assert ids((await listen(mcp, session)).text)[0] == "0"
+    listed = {"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}
+    changed = {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
+    told = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "notice", "data": 40}}
+    # 40 events: pruning has run (every 32), the last four are [updated, updated, list_changed, message].
+    for message in [changed] * 38 + [listed, told]:
+        await sync_to_async(events_append)(session_ids=[session], message=message)
+    resumed = await listen(mcp, session, last="0")
+    assert methods(resumed.text) == [
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+        "notifications/resources/updated",
+        "notifications/resources/list_changed",
+        "notifications/message",
+    ]
+    newest = (await McpStream.objects.aget(session_id=session)).last_seq  # 40, or 41 with Plan.md's listing
+    # The priming event at the cursor; the hints carry no id.
+    assert ids(resumed.text) == ["0", *(str(seq) for seq in range(newest - 2, newest + 1))]
+
+
+async def test_a_resume_past_the_log_size_is_a_gap_before_pruning_runs(mcp: Mcp) -> None:
+    settings.LENSRELAY_MCP_EVENT_LOG_SIZE = 4
+    session = await mcp.initialize()
+    await listen(mcp, session)
+    for n in range(1, 8):  # fewer than PRUNE_EVERY: every row is still in the table
+        params = {"level": "info", "data": n}
+        message = {"jsonrpc": "2.0", "method": "notifications/message", "params": params}
+        await sync_to_async(events_append)(session_ids=[session], message=message)
+    resumed = await listen(mcp, session, last="1")
+    assert methods(resumed.text)[0] == "notifications/resources/list_changed"
+    assert ids(resumed.text) == ["1", "4", "5", "6", "7"]
 
 
 async def test_subscribing_to_a_missing_or_invisible_note_is_resource_not_found(
