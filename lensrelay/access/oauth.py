@@ -17,10 +17,11 @@ from django.db import transaction
 from django.http import HttpRequest
 from oauth2_provider.models import Application
 
+from lensrelay.access.actor_names import grant_name
 from lensrelay.access.auth import ROLE_ORDER, role_ceiling
 from lensrelay.access.tokens import token_revoke
 from lensrelay.models import ApiToken, Folder
-from lensrelay.text.names import CLIENT_NAME_LIMIT, SEPARATOR, clean_name
+from lensrelay.text.names import CLIENT_NAME_LIMIT, clean_name
 
 SURFACES = ("mcp", "api")
 
@@ -68,7 +69,9 @@ def grant_create(*, user: Any, application: Application, role: str, folders: Ite
     if role not in grantable_roles(user):
         raise GrantRefused(f"You cannot grant the role {role!r}: it is above your own rights.")
     chosen = list(folders)
-    name = f"{clean_name(user.get_username())}{SEPARATOR}{client_label(application)}"
+    name = grant_name(
+        person=clean_name(user.get_username()), application=application, client=client_label(application)
+    )
     with transaction.atomic():
         for previous in ApiToken.objects.filter(
             user=user, oauth_application=application, revoked_at__isnull=True

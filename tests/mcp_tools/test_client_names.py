@@ -16,6 +16,7 @@ from django.core.management import call_command
 from oauth2_provider.models import Application
 
 from lensrelay.access.tokens import token_create
+from lensrelay.models import ApiToken
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_create
 from suggestions.models import Suggestion
@@ -126,11 +127,19 @@ async def test_an_oauth_client_and_an_mcp_session_cannot_pose_as_a_token(
     assert not [r for r in audited if r["who"].startswith("root")]
 
 
-def test_a_second_client_of_the_same_name_is_numbered() -> None:
-    _, first = _registered_as("Claude")
-    _, second = _registered_as("claude")
-    _, third = _registered_as("CLAUDE\u200b")
-    assert (first, second, third) == ("Claude", "claude 2", "CLAUDE 3")
+def test_clients_may_share_a_name_but_one_persons_grants_never_do() -> None:
+    """Every claude.ai connector registers as "Claude": people's grants differ by the person, and one
+    person's second client of that name is numbered."""
+    alice = User.objects.create_superuser("alice", password="pw")
+    bob = User.objects.create_superuser("bob", password="pw")
+    first, second = _registered_as("Claude"), _registered_as("claude\u200b")
+    assert (first[1], second[1]) == ("Claude", "claude")
+    grants = []
+    for client_id, person in ((first[0], alice), (first[0], bob), (second[0], alice), (first[0], alice)):
+        _oauth_token(client_id, person)
+        grants.append(ApiToken.objects.filter(user=person).latest("created").name)
+    # alice consenting to her first client again keeps its name (the earlier grant is replaced).
+    assert grants == ["alice · Claude", "bob · Claude", "alice · claude 2", "alice · Claude"]
 
 
 def test_a_client_cannot_take_a_person_or_a_token_name() -> None:
