@@ -114,7 +114,7 @@ class DirectFrames(_Consumer):
 
     async def accept(self, subprotocol: str | None = None, headers: Any = None) -> None:
         # Under the launcher a sync socket's handshake was answered as soon as it was read
-        # (`lensrelay.server.serve.accepts_first`): a second answer would change nothing.
+        # (`lensrelay.server.daphne_server.accepts_first`): a second answer would change nothing.
         direct = self._direct_socket()
         if direct is None or not direct.accepted:
             await super().accept(subprotocol, headers)
