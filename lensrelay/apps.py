@@ -20,7 +20,8 @@ class LensRelayConfig(AppConfig):
 
     def ready(self) -> None:
         # These modules register document-store listeners (folder mirroring, text cache, purged rooms)
-        # on import.
+        # and derived views (versions, search rows, vectors, backlinks: lensrelay.docstore.derived) on
+        # import; suggestions and mcp_tools register theirs from their own ready().
         from lensrelay.docstore import texts  # noqa: F401
         from lensrelay.docstore.derived import derive_backlog
         from lensrelay.history import listen as history_listen  # noqa: F401
