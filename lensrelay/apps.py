@@ -20,7 +20,9 @@ class LensRelayConfig(AppConfig):
 
     def ready(self) -> None:
         # These modules register document-store listeners (folder mirroring, text cache, purged rooms)
-        # and model signal receivers (OAuth clients' names) on import.
+        # derived views (versions, search rows, vectors, backlinks: lensrelay.docstore.derived) and model
+        # signal receivers (OAuth clients' names) on import; suggestions and mcp_tools register their
+        # derived views from their own ready().
         from lensrelay.access import actor_names  # noqa: F401
         from lensrelay.docstore import texts  # noqa: F401
         from lensrelay.docstore.derived import derive_backlog

@@ -12,14 +12,24 @@ class McpToolsConfig(AppConfig):
         # Tools, resource providers and the conformance fixtures register themselves on import. The
         # fixtures are always registered but only offered while LENSRELAY_MCP_CONFORMANCE_FIXTURES is on,
         # so tests can switch them with override_settings.
+        from lensrelay.docstore.derived import derived_view
         from mcp_tools import conformance, resources_documents  # noqa: F401
         from mcp_tools.callers import connect_credential_signals
-        from mcp_tools.notifications.produce import connect_notification_signals
+        from mcp_tools.notifications import produce
         from mcp_tools.sessions import connect_token_signals
 
         connect_token_signals()
         connect_credential_signals()
-        connect_notification_signals()
+        produce.connect_notification_signals()
+        # `resources/updated` for the notes that changed, a derived view: with a derive process, once per
+        # pass, run first (cheap, and what a waiting client hears; the other views write what is read
+        # later: backlinks, search rows, vectors); inline, a moment after this process's edits.
+        derived_view(
+            produce.NOTIFIER,
+            handle=produce.notify_changed,
+            delay=lambda: produce.DEBOUNCE_SECONDS,
+            first=True,
+        )
 
         if importlib.util.find_spec("mcp_tools.tools") is not None:
             importlib.import_module("mcp_tools.tools")

@@ -9,10 +9,20 @@ class SuggestionsConfig(AppConfig):
     def ready(self) -> None:
         # Registers the listeners that keep rows in step with decisions made inside editors, restores
         # and purges, and the one that tells webhooks of decisions.
+        from lensrelay.docstore.derived import derived_view
         from lensrelay.docstore.texts import set_view
         from suggestions import follow, purging, restoring, webhooks  # noqa: F401
         from suggestions.accepted_view import accepted_text
         from suggestions.metrics import connect_metrics
+
+        # The suggestion follower, a derived view: with a derive process, a view of its every pass; inline,
+        # a moment after this process's edits.
+        derived_view(
+            follow.FOLLOWER,
+            feed=follow.FollowerView,
+            handle=follow.follow_changed,
+            delay=lambda: follow.DEBOUNCE_SECONDS,
+        )
 
         # Suggestions created, decided and pending, for /metrics.
         connect_metrics()

@@ -42,13 +42,13 @@ from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from pycrdt import Doc, StickyIndex, Text
 
-from lensrelay.docstore.derived import FeedStep, derived_feed_view, derived_inline
-from lensrelay.docstore.later import Later
+from lensrelay.docstore.derived import FeedStep, derived_debouncer
+from lensrelay.docstore.later import Debounced
 from lensrelay.docstore.offsets import char_index
-from lensrelay.docstore.panics import is_panic
+from lensrelay.docstore.panics import failures_logged, is_panic
 from lensrelay.docstore.remembered import RememberedDocIds
 from lensrelay.docstore.room import Room
-from lensrelay.docstore.store import DocStore, on_change
+from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.texts import CONTENTS
 from suggestions.criticmarkup import Change, mark_id, parse_changes
 from suggestions.integrity import markup_mismatch
@@ -57,6 +57,8 @@ from suggestions.signals import suggestion_decided
 
 logger = logging.getLogger(__name__)
 
+# The derived view's name (registered in suggestions.apps) and, inline, how long it gathers changes.
+FOLLOWER = "suggestion follower"
 DEBOUNCE_SECONDS = 0.3
 PENDING_REFRESH_SECONDS = 1.0
 FOLLOWED = (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE)  # the kinds with markup in a text
@@ -356,27 +358,18 @@ class FollowerView:
         self.again |= await look(self.store, sorted(looked))
 
 
-derived_feed_view("suggestion follower", FollowerView)
+async def follow_changed(store: DocStore, doc_ids: frozenset[str]) -> None:
+    """Inline only (in process mode the derive process follows, FollowerView): the notes this process
+    changed, a moment after."""
+    for doc_id in sorted(doc_ids):
+        with failures_logged(logger, "following the suggestions of %s", doc_id):
+            memory = pending_docs(store)
+            if doc_id not in await memory.current():
+                memory.skipped()
+                continue
+            if doc_id in await look(store, [doc_id]):
+                follower_for(store).add(doc_id)  # held, or read differently twice: once more after the delay
 
 
-def _follower(store: DocStore) -> Later:
-    async def follow(doc_id: str) -> None:
-        memory = pending_docs(store)
-        if doc_id not in await memory.current():
-            memory.skipped()
-            return
-        if doc_id in await look(store, [doc_id]):
-            follower_for(store).add(doc_id)  # held, or read differently twice: once more after the delay
-
-    return Later(store, follow, delay=lambda: DEBOUNCE_SECONDS)
-
-
-def follower_for(store: DocStore) -> Later:
-    return store.attached(_follower)
-
-
-@on_change
-def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    # Inline only: in process mode the derive process follows (FollowerView); the server does nothing.
-    if room.kind == "content" and room.changed_here and derived_inline():
-        follower_for(room.store).add(room.doc_id)
+def follower_for(store: DocStore) -> Debounced:
+    return derived_debouncer(store, FOLLOWER)

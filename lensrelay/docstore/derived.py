@@ -1,18 +1,22 @@
 """Derived work follows the change feed, off the live path: backlinks, search rows, vectors, versions,
 MCP `resources/updated` notifications and the suggestion follower.
 
-The live path (receive, rehearse, persist, broadcast, awareness) only logs each update (`YUpdate`). Views
-derived from documents register here:
+The live path (receive, rehearse, persist, broadcast, awareness) only logs each update (`YUpdate`). Every
+view derived from documents is registered here once, with `derived_view(name, ...)`: what handles it, what
+it follows, how long its changes are gathered. Modules of lensrelay register theirs when imported at
+start-up; the apps built on it (suggestions, mcp_tools) from their AppConfig.ready(). Each registration is
+installed for both ways of running derived work:
 
-- `derived_view(name, handle)`: `handle(store, doc_ids)` brings the view in step with those notes (content
-  documents) as they are now (backlinks of their links, search rows, vectors), or tells of their change
-  (`mcp_tools.notifications.produce`: subscribed MCP sessions, one event per session and note per pass).
-- `derived_feed_view(name, factory)`: `factory(store)` makes, per follower, an object whose `step(feed)`
-  sees every pass, what it read included (`FeedStep`: the log rows with their authors and times, the
-  compactions, the kinds of the documents changed), even a pass that read nothing: version snapshots
-  (an edit burst going quiet is the absence of rows), backlinks after folder changes (moves, trash), the
-  suggestion follower (`suggestions.follow`: notes left for a later pass are looked at again without an
-  edit).
+- `handle(store, doc_ids)` brings the view in step with those notes (content documents) as they are now
+  (backlinks of their links, search rows, vectors), or tells of their change (MCP notifications).
+- `feed(store)` makes, per follower, an object whose `step(feed)` sees every pass of the derive process,
+  what it read included (`FeedStep`: the log rows with their authors and times, the compactions, the kinds
+  of the documents changed), even a pass that read nothing: version snapshots (an edit burst going quiet
+  is the absence of rows), backlinks after folder changes (moves, trash), the suggestion follower (notes
+  left for a later pass are looked at again without an edit). With a derive process it takes the place of
+  `handle`, which then serves the inline mode only.
+- `follows` (`Follows`) says which changes schedule `handle` inline, `delay` how long they are gathered
+  (`Debounced`: one per view and store), `noticed` what must be read at the very change.
 
 Handlers are idempotent (running one twice over a document changes nothing; a notification told twice
 only has its client read again), which is what lets the follower below re-read a window of the log after
@@ -39,9 +43,10 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Protocol
 
 from django.conf import settings
@@ -50,8 +55,10 @@ from django.utils import timezone
 from pycrdt import merge_updates
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.later import Debounced
 from lensrelay.docstore.panics import failures_logged
-from lensrelay.docstore.store import DocStore
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.store import DocStore, on_change, on_foreign
 from lensrelay.docstore.texts import text_cache
 from lensrelay.models import DerivedCursor, YDoc, YSnapshot, YUpdate
 
@@ -66,12 +73,30 @@ STEP_ROWS = 5000
 MARKERS = frozenset({persistence.FOLDERS_CHANGED, persistence.DOCUMENTS_PURGED})
 
 Handler = Callable[[DocStore, frozenset[str]], Awaitable[None]]
+CONTENT: frozenset[str] = frozenset({YDoc.Kind.CONTENT})
+
+
+def _always() -> bool:
+    return True
+
+
+def _at_once() -> float:
+    return 0.0
 
 
 @dataclass(frozen=True)
-class DerivedView:
-    name: str
-    handle: Handler
+class Follows:
+    """Which changes schedule a view inline: those of documents of `kinds` made in this process (by its
+    clients, tools and services); with `elsewhere`, also those it applies from other processes, and
+    documents they changed that this one has not loaded (for views each process keeps in step itself);
+    none while `when()` is false (a view switched off)."""
+
+    kinds: frozenset[str] = CONTENT
+    elsewhere: bool = False
+    when: Callable[[], bool] = _always
+
+
+EDITS = Follows()
 
 
 @dataclass(frozen=True)
@@ -105,40 +130,110 @@ class FeedView(Protocol):
 FeedViewFactory = Callable[[DocStore], FeedView]
 
 
+@dataclass(frozen=True, eq=False)
+class DerivedView:
+    """One view derived from documents, as registered (`derived_view`)."""
+
+    name: str
+    handle: Handler | None = None
+    follows: Follows = EDITS
+    delay: Callable[[], float] = _at_once
+    quiet: bool = False  # inline: a document waits until it has not changed for `delay()`
+    noticed: Callable[[Room], None] | None = None
+    feed: FeedViewFactory | None = None
+    first: bool = False
+
+    def debouncer(self, store: DocStore) -> Debounced:
+        """Where this store gathers the view's changes inline (tests wait on it; a service that knows what
+        a change concerns adds to it)."""
+        return store.attached(self._debounced)
+
+    def _debounced(self, store: DocStore) -> Debounced:
+        handle = self.handle
+        assert handle is not None, f"derived view {self.name} has no handler to run inline"
+        name = f"derived view {self.name}"
+        return Debounced(store, partial(handle, store), delay=self.delay, quiet=self.quiet, name=name)
+
+
 @dataclass(frozen=True)
 class DerivedFeedView:
     name: str
     factory: FeedViewFactory
 
 
+# The registry, by name in the order registered, and its installs: with a derive process, the follower's
+# views of each pass's changed notes and of every pass; inline, the views this process's changes schedule.
+_registry: dict[str, DerivedView] = {}
 _views: list[DerivedView] = []
 _feed_views: list[DerivedFeedView] = []
+_inline: list[DerivedView] = []
 
 
-def derived_view(name: str, handle: Handler, *, first: bool = False) -> None:
-    """Register a view the follower keeps in step (its module is imported at start-up). Views run in the
-    order registered; `first` puts one before the others (a cheap one someone waits for)."""
-    if all(view.name != name for view in _views):
-        _views.insert(0 if first else len(_views), DerivedView(name, handle))
-
-
-def derived_feed_view(name: str, factory: FeedViewFactory) -> None:
-    """Register a view that sees every pass of the follower (its module is imported at start-up)."""
-    if all(view.name != name for view in _feed_views):
-        _feed_views.append(DerivedFeedView(name, factory))
+def derived_view(
+    name: str,
+    *,
+    handle: Handler | None = None,
+    feed: FeedViewFactory | None = None,
+    follows: Follows = EDITS,
+    delay: Callable[[], float] = _at_once,
+    quiet: bool = False,
+    noticed: Callable[[Room], None] | None = None,
+    first: bool = False,
+) -> DerivedView:
+    """Register a derived view once (see the module's docstring) and install it for both modes. Views run in
+    the order registered; `first` puts one before the others in each pass (a cheap one someone waits for).
+    `delay` is read each time (a setting, or a module constant tests patch)."""
+    if name in _registry:
+        return _registry[name]
+    view = DerivedView(name, handle, follows, delay, quiet, noticed, feed, first)
+    _registry[name] = view
+    if feed is not None:
+        _feed_views.append(DerivedFeedView(name, feed))
+    elif handle is not None:
+        _views.insert(0 if first else len(_views), view)
+    if handle is not None:
+        _inline.append(view)
+    return view
 
 
 def derived_views() -> list[DerivedView]:
-    return list(_views)
+    return list(_registry.values())
 
 
-def derived_feed_views() -> list[DerivedFeedView]:
-    return list(_feed_views)
+def derived_debouncer(store: DocStore, name: str) -> Debounced:
+    """The inline debouncer of the view registered as `name` (see `DerivedView.debouncer`)."""
+    return _registry[name].debouncer(store)
 
 
 def derived_inline() -> bool:
     """Whether this process runs derived work itself, after each change (else the derive process does)."""
     return str(settings.LENSRELAY_DERIVED_WORK) != "process"
+
+
+# -- inline: this process's changes, gathered per view -----------------------------------------------------
+
+
+@on_change
+def _changed(room: Room, updates: Sequence[bytes]) -> None:
+    # With a derive process the server does no derived work, not even scheduling it: one check per change.
+    if not _inline or not derived_inline():
+        return
+    for view in _inline:
+        follows = view.follows
+        if room.kind in follows.kinds and (room.changed_here or follows.elsewhere) and follows.when():
+            with failures_logged(logger, "scheduling derived view %s for %s", view.name, room.doc_id):
+                if view.noticed is not None:
+                    view.noticed(room)
+                view.debouncer(room.store).add(room.doc_id)
+
+
+@on_foreign
+def _changed_elsewhere(store: DocStore, doc_id: str) -> None:
+    if not _inline or not derived_inline():
+        return
+    for view in _inline:
+        if view.follows.elsewhere and view.follows.when():
+            view.debouncer(store).add(doc_id)
 
 
 # -- database ------------------------------------------------------------------------------------------
@@ -297,6 +392,8 @@ class DeriveFollower:
         if content:
             batch = frozenset(content)
             for view in _views:
+                if view.handle is None:
+                    continue  # (only views with a handler are installed here)
                 with failures_logged(logger, "derived view %s for %d documents", view.name, len(batch)):
                     await view.handle(self.store, batch)
             logger.info("derived views brought in step for %d documents", len(batch))

@@ -1,10 +1,14 @@
-"""Work on documents a moment after they change: ids are gathered, then each is handled once."""
+"""Work on documents a moment after they change: ids are gathered, then each is handled once.
+
+`Debounced` is the debouncer of every derived view (lensrelay.docstore.derived); `Later` hands each id to
+its handler on its own, in rounds, for folder mirroring and the path index.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from lensrelay.docstore.panics import failures_logged
@@ -59,40 +63,83 @@ class Later:
                     await self.handle(doc_id)
 
 
-class LaterBatch:
-    """Runs `handle(ids)` on every id added, after `delay()` seconds, in one call per gathered batch.
+class Debounced:
+    """The one debouncer of derived work (lensrelay.docstore.derived): documents are gathered as they change
+    and handed to `handle(doc_ids)` a moment later, each once however often it changed meanwhile.
 
-    For work that is cheaper in bulk (embedding passages): ids added while a batch runs form the next one.
+    - By default, `delay()` seconds after the first document of a round, every document gathered is handled
+      in one call; documents added while a round is handled form the next round, which waits the delay
+      again. A document edited without pause (a person typing) is handled once per delay, not back to back:
+      each handling is a trip to the database thread, whose Python holds the GIL the live sync needs.
+    - `quiet=True`: each document on its own, `delay()` seconds after it was last added (a burst handled
+      once it goes quiet); `timers` holds the documents waiting.
+
+    `delay` is a callable so a module-level setting (patched in tests) is read at run time.
     """
 
     def __init__(
         self,
         store: DocStore,
-        handle: Callable[[set[str]], Awaitable[None]],
+        handle: Callable[[frozenset[str]], Awaitable[None]],
         *,
         delay: Callable[[], float],
+        quiet: bool = False,
+        name: str = "",
     ) -> None:
         self.store = store
         self.handle = handle
         self.delay = delay
-        self.pending: set[str] = set()
+        self.quiet = quiet
+        self.name = name or repr(handle)
+        self._dirty: set[str] = set()
         self._task: asyncio.Task[None] | None = None
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self._handling: set[asyncio.Task[None]] = set()
 
-    def add(self, doc_ids: Iterable[str]) -> None:
-        self.pending.update(doc_ids)
-        if self.pending and (self._task is None or self._task.done()):
+    def add(self, *doc_ids: str) -> None:
+        if self.quiet:
+            for doc_id in doc_ids:
+                timer = self.timers.pop(doc_id, None)
+                if timer is not None:
+                    timer.cancel()
+                self.timers[doc_id] = self.store.loop.call_later(self.delay(), self._went_quiet, doc_id)
+            return
+        self._dirty.update(doc_ids)
+        if self._dirty and (self._task is None or self._task.done()):
             self._task = self.store.spawn(self._run())
 
+    def discard(self, *doc_ids: str) -> None:
+        """Forget pending documents whose work the caller is doing itself, right now."""
+        self._dirty.difference_update(doc_ids)
+        for doc_id in doc_ids:
+            timer = self.timers.pop(doc_id, None)
+            if timer is not None:
+                timer.cancel()
+
     async def settled(self) -> None:
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
+        """Wait until the documents gathered so far are handled (quiet ones: those whose time has come)."""
+        while (self._task is not None and not self._task.done()) or self._handling:
+            if self._task is not None and not self._task.done():
+                await asyncio.shield(self._task)
+            if self._handling:
+                await asyncio.wait(list(self._handling))
 
     async def _run(self) -> None:
-        while self.pending:
-            await asyncio.sleep(self.delay())
-            batch, self.pending = self.pending, set()
-            with failures_logged(logger, "%r for %d documents", self.handle, len(batch)):
-                await self.handle(batch)
+        while self._dirty:
+            if seconds := self.delay():
+                await asyncio.sleep(seconds)
+            batch, self._dirty = frozenset(self._dirty), set()
+            await self._handled(batch)
+
+    def _went_quiet(self, doc_id: str) -> None:
+        self.timers.pop(doc_id, None)
+        task = self.store.spawn(self._handled(frozenset({doc_id})))
+        self._handling.add(task)
+        task.add_done_callback(self._handling.discard)
+
+    async def _handled(self, batch: frozenset[str]) -> None:
+        with failures_logged(logger, "%s for %d documents", self.name, len(batch)):
+            await self.handle(batch)
 
 
 class Once:

@@ -10,16 +10,17 @@ Where depends on `LENSRELAY_DERIVED_WORK` (lensrelay.docstore.derived):
   kept in the server processes, not per update, not per compaction; a restarted derive process finds the
   bursts it had not kept in the log again (`recording.versions_unrecorded`).
 - ``"inline"``: the server process where an edit happened (other workers apply it from the log and stay
-  out) keeps a timer per document, and its compactions record their snapshot.
+  out) gives the document its baseline at the first edit it sees, keeps it waiting in the view's quiet
+  debouncer until the burst goes quiet, and its compactions record their snapshot.
+
+Both are installed from the one registration of the view "versions" below.
 
 Either way the database decides between processes that recorded the same text.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -27,10 +28,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from lensrelay.docstore import persistence
-from lensrelay.docstore.derived import FeedStep, derived_feed_view, derived_inline
+from lensrelay.docstore.derived import FeedStep, Follows, derived_inline, derived_view
+from lensrelay.docstore.later import Debounced
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.room import Room
-from lensrelay.docstore.store import DocStore, on_change
+from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.tombstones import documents_purged
 from lensrelay.history import recording
 from lensrelay.history.models import DocVersion
@@ -45,12 +47,11 @@ def _compacted(done: persistence.Compacted) -> None:
         recording.on_compacted(done)
 
 
-class _Quiet:
-    """Per store: a timer per document re-armed by each local edit, and the documents given a baseline."""
+class _Baselines:
+    """Per store, inline: the documents given a baseline version here, and those being given one."""
 
     def __init__(self, store: DocStore) -> None:
         self.store = store
-        self.timers: dict[str, asyncio.TimerHandle] = {}
         self.baselined: set[str] = set()
         self.baselining: set[str] = set()
 
@@ -60,16 +61,6 @@ class _Quiet:
             # The row this change was logged as: the baseline is what came before it, whatever this
             # process logs meanwhile.
             self.store.spawn(self._baseline(doc_id, logged_id))
-        timer = self.timers.pop(doc_id, None)
-        if timer is not None:
-            timer.cancel()
-        self.timers[doc_id] = self.store.loop.call_later(
-            settings.LENSRELAY_VERSIONS_QUIET_SECONDS, self._went_quiet, doc_id
-        )
-
-    def _went_quiet(self, doc_id: str) -> None:
-        self.timers.pop(doc_id, None)
-        self.store.spawn(self._record(recording.version_record_stored, doc_id))
 
     async def _baseline(self, doc_id: str, logged_id: int) -> None:
         try:
@@ -79,19 +70,20 @@ class _Quiet:
         finally:
             self.baselining.discard(doc_id)
 
-    async def _record(self, fn: Callable[..., DocVersion | None], doc_id: str) -> None:
+
+def _noticed(room: Room) -> None:
+    room.store.attached(_Baselines).edited(room.doc_id, logged_id=room.last_logged_id)
+
+
+async def _went_quiet(store: DocStore, doc_ids: frozenset[str]) -> None:
+    for doc_id in sorted(doc_ids):
         with failures_logged(logger, "recording a version of %s", doc_id):
-            await self.store.db(fn, doc_id=doc_id)
+            await store.db(recording.version_record_stored, doc_id=doc_id)
 
 
-def quiet_for(store: DocStore) -> _Quiet:
-    return store.attached(_Quiet)
-
-
-@on_change
-def _edited(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind in recording.VERSIONED_KINDS and room.changed_here and derived_inline():
-        quiet_for(room.store).edited(room.doc_id, logged_id=room.last_logged_id)
+def quiet_for(store: DocStore) -> Debounced:
+    """Inline: the documents edited here whose burst has not gone quiet yet (`timers`)."""
+    return VERSIONS.debouncer(store)
 
 
 # -- in the derive process ------------------------------------------------------------------------------
@@ -118,7 +110,7 @@ class _Burst:
 
 
 class VersionsFollower:
-    """The versions, kept by the derive process from the update log (a `derived_feed_view`)."""
+    """The versions, kept by the derive process from the update log (the view "versions" `feed`)."""
 
     def __init__(self, store: DocStore) -> None:
         self.store = store
@@ -204,7 +196,15 @@ class VersionsFollower:
             del self.bursts[doc_id]
 
 
-derived_feed_view("versions", VersionsFollower)
+VERSIONS = derived_view(
+    "versions",
+    feed=VersionsFollower,
+    handle=_went_quiet,
+    follows=Follows(kinds=frozenset(recording.VERSIONED_KINDS)),
+    delay=lambda: float(settings.LENSRELAY_VERSIONS_QUIET_SECONDS),
+    quiet=True,
+    noticed=_noticed,
+)
 
 
 def _purged(sender: object, *, doc_ids: list[str], **kwargs: object) -> None:

@@ -15,7 +15,7 @@
   opens the knowledge base, after the folder documents are loaded). Searches answer from the index
   meanwhile (at 100,000 notes the comparison takes seconds); `search_ready` waits for it.
 
-Importing this module registers the listeners.
+Importing this module registers the derived view "search" (lensrelay.docstore.derived).
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from lensrelay.docstore import persistence
-from lensrelay.docstore.derived import derived_inline, derived_view
-from lensrelay.docstore.room import Room
-from lensrelay.docstore.store import DocStore, on_change, on_foreign
+from lensrelay.docstore.derived import Follows, derived_view
+from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.models import Document
@@ -123,32 +122,15 @@ def _views(raw: dict[str, str]) -> dict[str, str]:
 
 
 class SearchMaintainer:
-    """Per store: the debounced queue of changed documents and the comparisons with the document rows."""
+    """Per store: the index written for changed documents, and the comparisons with the document rows."""
 
     def __init__(self, store: DocStore) -> None:
         self.store = store
-        self._pending: set[str] = set()
-        self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Task[None] | None = None
-
-    def schedule(self, doc_ids: Iterable[str]) -> None:
-        self._pending.update(doc_ids)
-        if self._pending and (self._task is None or self._task.done()):
-            self._task = self.store.spawn(self._drain())
 
     async def settled(self) -> None:
         """Wait until every scheduled change is in the index (tests, shutdown)."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
-
-    async def _drain(self) -> None:
-        while self._pending:
-            await asyncio.sleep(DEBOUNCE_SECONDS)
-            batch, self._pending = self._pending, set()
-            try:
-                await self.reindex(batch)
-            except Exception:
-                logger.exception("could not update the search index for %d documents", len(batch))
+        await SEARCH.debouncer(self.store).settled()
 
     async def reindex(self, doc_ids: Iterable[str]) -> None:
         """Read the documents' texts now and write them to the index, in batches."""
@@ -169,7 +151,7 @@ class SearchMaintainer:
             await self.store.db(search_remove_documents, doc_ids=gone)
         else:
             outdated, _ = await self.store.db(_compare, folder_id)
-        self._pending.difference_update(outdated)
+        SEARCH.debouncer(self.store).discard(*outdated)
         await self.reindex(outdated)
 
     def catch_up(self, *, after: Callable[[], Awaitable[None]] | None = None) -> asyncio.Task[None]:
@@ -236,19 +218,10 @@ async def _derive(store: DocStore, doc_ids: frozenset[str]) -> None:
     await maintainer_for(store).reindex(doc_ids)
 
 
-derived_view("search", _derive)
-
-
-@on_change
-def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind == "content" and derived_inline():
-        maintainer_for(room.store).schedule([room.doc_id])
-
-
-@on_foreign
-def _changed_elsewhere(store: DocStore, doc_id: str) -> None:
-    if derived_inline():
-        maintainer_for(store).schedule([doc_id])
+# Inline, every process indexes the notes it sees change, its own edits and those of other processes.
+SEARCH = derived_view(
+    "search", handle=_derive, follows=Follows(elsewhere=True), delay=lambda: DEBOUNCE_SECONDS
+)
 
 
 # -- full reindex (management command) ---------------------------------------------------------------------

@@ -15,6 +15,8 @@ from django.conf import settings
 
 logger = logging.getLogger(__name__)
 
+# The derived view that keeps the vectors (registered by lensrelay.semantic.listen).
+VIEW = "vectors"
 # What the `semantic` extra installs; without them the server runs as if no model were named.
 REQUIRED_MODULES = ("numpy", "sentence_transformers", "threadpoolctl")
 

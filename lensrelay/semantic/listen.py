@@ -1,19 +1,19 @@
 """The semantic index's hooks into the document store, safe to import without the optional extra.
 
 Every hook does nothing unless a model is configured and loadable; only then is the maintainer (and
-with it NumPy) imported. Importing this module registers the change listeners.
+with it NumPy) imported. Importing this module registers the derived view "vectors".
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from lensrelay.docstore.derived import derived_inline, derived_view
-from lensrelay.docstore.room import Room
-from lensrelay.docstore.store import DocStore, on_change, on_foreign
-from lensrelay.semantic.config import semantic_enabled
+from django.conf import settings
+
+from lensrelay.docstore.derived import Follows, derived_view
+from lensrelay.docstore.store import DocStore
+from lensrelay.semantic.config import VIEW, semantic_enabled
 
 if TYPE_CHECKING:
     from lensrelay.semantic.maintain import SemanticMaintainer
@@ -58,17 +58,11 @@ async def _derive(store: DocStore, doc_ids: frozenset[str]) -> None:
         await _maintainer(store).embed(doc_ids)
 
 
-# With a derive process (the default) it embeds what changed, once per pass; inline, the listeners below.
-derived_view("vectors", _derive)
-
-
-@on_change
-def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    if room.kind == "content" and semantic_enabled() and derived_inline():
-        _maintainer(room.store).schedule([room.doc_id])
-
-
-@on_foreign
-def _changed_elsewhere(store: DocStore, doc_id: str) -> None:
-    if semantic_enabled() and derived_inline():
-        _maintainer(store).schedule([doc_id])
+# With a derive process (the default) it embeds what changed, once per pass; inline, every process embeds
+# the notes it sees change (its own edits and other processes'), gathered for a while: embedding is costly.
+derived_view(
+    VIEW,
+    handle=_derive,
+    follows=Follows(elsewhere=True, when=semantic_enabled),
+    delay=lambda: float(settings.LENSRELAY_SEMANTIC_DEBOUNCE_SECONDS),
+)

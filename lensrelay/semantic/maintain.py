@@ -15,13 +15,12 @@ import asyncio
 import logging
 from collections.abc import Iterable, Sequence
 
-from django.conf import settings
-
-from lensrelay.docstore.later import LaterBatch, Once
+from lensrelay.docstore.derived import derived_debouncer
+from lensrelay.docstore.later import Once
 from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.search.rows import document_title
-from lensrelay.semantic.config import configured_model
+from lensrelay.semantic.config import VIEW, configured_model
 from lensrelay.semantic.embedder import embed_passages
 from lensrelay.semantic.matrix import vector_matrix
 from lensrelay.semantic.passages import Passage, split_passages
@@ -53,19 +52,19 @@ def _split(rows: Sequence[NoteRow], raw: dict[str, str]) -> Split:
 
 
 class SemanticMaintainer:
-    """Per store: the debounced queue of notes to embed, and the comparisons with the document rows."""
+    """Per store: the notes embedded, and the comparisons with the document rows (the notes to embed are
+    gathered by the derived view's debouncer, lensrelay.semantic.listen)."""
 
     def __init__(self, store: DocStore) -> None:
         self.store = store
-        self.queue = LaterBatch(store, self.embed, delay=lambda: settings.LENSRELAY_SEMANTIC_DEBOUNCE_SECONDS)
         self._ready = Once(store)
 
     def schedule(self, doc_ids: Iterable[str]) -> None:
-        self.queue.add(doc_ids)
+        derived_debouncer(self.store, VIEW).add(*doc_ids)
 
     async def settled(self) -> None:
         """Wait until every scheduled note is embedded (tests, benchmarks, shutdown)."""
-        await self.queue.settled()
+        await derived_debouncer(self.store, VIEW).settled()
 
     async def embed(self, doc_ids: Iterable[str]) -> None:
         """Embed these notes now, in batches; ids that are no longer notes lose their passages."""
@@ -102,7 +101,7 @@ class SemanticMaintainer:
         outdated, gone = await self.store.db(stale_notes, folder_id=folder_id, model=configured_model())
         if await self.store.db(passages_remove, doc_ids=gone):
             vector_matrix(self.store).mark_stale()
-        self.queue.pending.difference_update(gone)
+        derived_debouncer(self.store, VIEW).discard(*gone)
         self.schedule(outdated)
 
     async def ready(self) -> None:

@@ -180,7 +180,7 @@ def read_frames(protocol: Any, data: bytes) -> None:
         frame_limit = protocol.maxFramePayloadSize
         message_limit = protocol.maxMessagePayloadSize
         if 0 < frame_limit < length or 0 < message_limit < length:
-            break  # autobahn closes it (lensrelay.server.serve's hook: 4413)
+            break  # autobahn closes it (lensrelay.server.daphne_server's hook: 4413)
         stop = start + length
         if stop > end:
             break  # the frame is not all here yet: autobahn buffers it

@@ -1,18 +1,19 @@
-"""The y-websocket / y-sweet sync endpoint. Thin: it authenticates, decodes frames and calls the room."""
+"""The y-websocket / y-sweet sync endpoint. Thin: it authenticates, decodes frames and calls the room.
+
+A Channels consumer like any other (`connect`, `receive`, `disconnect`); the fast path that takes frames
+straight from daphne's protocol and writes them straight back is the `DirectFrames` mixin
+(lensrelay.sync.fastpath), which hands each frame read that way to `receive_now` first.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
-from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
@@ -28,7 +29,7 @@ from lensrelay.protocol.awareness import MAX_CLIENTS_PER_CONNECTION, AwarenessRa
 from lensrelay.protocol.wire import MalformedFrame, Reader
 from lensrelay.sync import subdocs
 from lensrelay.sync.authstack import query_token
-from lensrelay.sync.fastpath import DIRECT_SEND, DirectSocket
+from lensrelay.sync.fastpath import DirectFrames
 from lensrelay.sync.lookups import loop_lookups
 from lensrelay.vault.folders import doc_scope, folder_settled
 
@@ -76,7 +77,9 @@ def _user_access(user: Any) -> Access | None:
     return access_for_user(user)
 
 
-class SyncConsumer(AsyncWebsocketConsumer):
+class SyncConsumer(DirectFrames, AsyncWebsocketConsumer):
+    """One y-websocket / y-sweet client on one document's room (the fast path: `lensrelay.sync.fastpath`)."""
+
     # No channel-layer subscription per socket: documents fan out through the store's one peer bus,
     # and a Redis outage must never close a WebSocket (Channels' receive loop would, with 1011).
     channel_layer_alias = "lensrelay.sync-consumers-use-no-layer"
@@ -90,54 +93,11 @@ class SyncConsumer(AsyncWebsocketConsumer):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.awareness_rate = AwarenessRate()
-        # Frames taken straight from the protocol (lensrelay.sync.fastpath) that wait for the one before
-        # them, and the task handling them in order.
-        self._direct = False
-        self._inbox: deque[tuple[str | None, bytes | None]] = deque()
-        self._draining: asyncio.Task[None] | None = None
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if get_channel_layer(self.channel_layer_alias) is not None:
-            await super().__call__(scope, receive, send)
-            return
-        # Channels' loop serves a socket and a channel layer together: a new task per message and an
-        # asyncio.wait around it. This consumer has no layer, so it awaits the socket's messages itself.
-        self.scope = scope
-        self.channel_layer = None
-        self.base_send = send
-        with contextlib.suppress(StopConsumer):
-            while True:
-                if self.room is not None and not self._direct:
-                    # Connected: take the frames straight from the protocol, once daphne's queue holds
-                    # nothing that came before them (frames the client sent while we connected).
-                    direct = self._direct_socket()
-                    self._direct = direct is not None and direct.receive_directly(self.frame_received)
-                await self.dispatch(await receive())
-
-    async def dispatch(self, message: dict[str, object]) -> None:
-        # Channels' AsyncConsumer.dispatch runs close_old_connections() in the sync thread before every
-        # message; frames touch no Django connection here, so skip that thread hop for them. A connect
-        # checks its connection in its own lookup's trip instead (one trip, not two, per first sync), and
-        # keeps it open: with CONN_MAX_AGE=0 close_old_connections() closes it every time, and each
-        # connect would open a new one.
-        if message["type"] == "websocket.receive":
-            await self.websocket_receive(message)
-        elif message["type"] == "websocket.connect":
-            await self.websocket_connect(message)
-        elif message["type"] == "websocket.disconnect":
-            # Leaving a room touches no Django connection either; the thread trip cost every disconnect
-            # a wake-up of the sync thread, which then contends for the GIL with the loop's connects.
-            await self.websocket_disconnect(message)
-        else:
-            await super().dispatch(message)
 
     async def connect(self) -> None:
-        # Every socket is accepted first (refusals are close codes the client can read): under the
-        # launcher the handshake was answered already, as soon as it was read
-        # (`lensrelay.server.serve.accepts_first`).
-        direct = self._direct_socket()
-        if direct is None or not direct.accepted:
-            await self.accept()
+        """Accept, authenticate, find the document, join its room and send the first sync step."""
+        # Every socket is accepted first: refusals are close codes the client can read.
+        await self.accept()
         kwargs = self.scope["url_route"]["kwargs"]
         doc_id = kwargs["doc_id"]
         if kwargs.get("room_id", doc_id) != doc_id:
@@ -181,6 +141,50 @@ class SyncConsumer(AsyncWebsocketConsumer):
         await self.send_frame(wire.sync_step1(room.doc.get_state()))
         if len(room.awareness):
             await self.send_frame(wire.awareness_message(room.awareness.encode()))
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Handle one client frame: sync, awareness and queries; refuse what the protocol does not allow."""
+        if self.room is None:
+            return
+        if bytes_data is None:
+            await self.close(code=CLOSE_MALFORMED, reason="text frames are not part of the protocol")
+            return
+        limit = settings.LENSRELAY_MAX_FRAME_BYTES
+        if len(bytes_data) > limit:
+            # The launcher (lensrelay.server.serve) has daphne refuse these before they are even read; this
+            # catches them under any other ASGI server.
+            await self.close(code=CLOSE_TOO_LARGE, reason=f"frame too large: the limit is {limit} bytes")
+            return
+        try:
+            await self._handle(bytes_data)
+        except MalformedFrame as exc:
+            logger.info("closing %s: malformed frame (%s)", self.room.doc_id if self.room else "?", exc)
+            await self.close(code=CLOSE_MALFORMED, reason=f"malformed frame: {exc}"[:120])
+
+    def receive_now(self, bytes_data: bytes) -> bool:
+        """Apply a well-formed sync update from a writer at once; False, changing nothing, for others."""
+        # Called for each frame read straight from the protocol (lensrelay.sync.fastpath): `receive` then
+        # handles (and refuses, closes or answers) whatever this leaves.
+        room = self.room
+        if room is None or self.read_only or len(bytes_data) > settings.LENSRELAY_MAX_FRAME_BYTES:
+            return False
+        try:
+            reader = Reader(bytes_data)
+            if reader.var_uint() != wire.MESSAGE_SYNC or reader.var_uint() not in (
+                wire.SYNC_STEP2,
+                wire.SYNC_UPDATE,
+            ):
+                return False
+            update = reader.var_bytes()
+            room.apply_update(update, self)
+        except ValueError:  # MalformedFrame or UpdateRefused: nothing was applied
+            return False
+        metrics.update_received_websocket()
+        return True
+
+    async def disconnect(self, code: int) -> None:
+        """Leave the room (the client went away)."""
+        await self._leave()
 
     async def _authenticate(self, doc_id: str) -> tuple[Access | str | None, tuple[bool, int | None] | None]:
         """The connection's access, and for a token also the document's scope, looked up in the same
@@ -231,17 +235,6 @@ class SyncConsumer(AsyncWebsocketConsumer):
             await folder_settled()
             await asyncio.sleep(0.1)
 
-    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
-        # Channels' own handler also closes old connections in the sync thread after `disconnect`: the
-        # same trip as above, and this consumer joins no channel-layer group to discard.
-        await self.disconnect(message["code"])
-        raise StopConsumer()
-
-    async def disconnect(self, code: int) -> None:
-        if self._direct and (direct := self._direct_socket()) is not None:
-            direct.stop_receiving()
-        await self._leave()
-
     async def _leave(self) -> None:
         room, self.room = self.room, None
         if room is not None:
@@ -265,80 +258,6 @@ class SyncConsumer(AsyncWebsocketConsumer):
     def access_changed(self, access: Access) -> None:
         self.access = access
         self.read_only = not access.can_write_live
-
-    def _direct_socket(self) -> DirectSocket | None:
-        direct: DirectSocket | None = self.scope.get("extensions", {}).get(DIRECT_SEND)
-        return direct
-
-    async def send_frame(self, frame: bytes) -> None:
-        direct = self._direct_socket()
-        if direct is None or not direct.send(frame):
-            await self.send(bytes_data=frame)
-
-    # -- frames taken straight from the protocol ------------------------------------------------------------
-
-    def frame_received(self, bytes_data: bytes | None, text_data: str | None) -> None:
-        """One frame from the client, as autobahn read it. Handled in the order received: an update
-        applies at once when nothing is waiting before it; anything else (or anything after it) goes
-        through `receive` in a task, one frame after the other."""
-        if self._inbox or self._draining is not None:
-            self._inbox.append((text_data, bytes_data))
-            return
-        if bytes_data is not None and self._apply_now(bytes_data):
-            return
-        self._inbox.append((text_data, bytes_data))
-        self._draining = asyncio.get_running_loop().create_task(self._drain())
-
-    def _apply_now(self, frame: bytes) -> bool:
-        """Apply a well-formed sync update from a writer, synchronously; False, with nothing changed,
-        for any other frame, which `receive` then handles (and refuses, closes or answers) as usual."""
-        room = self.room
-        if room is None or self.read_only or len(frame) > settings.LENSRELAY_MAX_FRAME_BYTES:
-            return False
-        try:
-            reader = Reader(frame)
-            if reader.var_uint() != wire.MESSAGE_SYNC or reader.var_uint() not in (
-                wire.SYNC_STEP2,
-                wire.SYNC_UPDATE,
-            ):
-                return False
-            update = reader.var_bytes()
-            room.apply_update(update, self)
-        except ValueError:  # MalformedFrame or UpdateRefused: nothing was applied
-            return False
-        metrics.update_received_websocket()
-        return True
-
-    async def _drain(self) -> None:
-        try:
-            while self._inbox:
-                text_data, bytes_data = self._inbox.popleft()
-                await self.receive(text_data=text_data, bytes_data=bytes_data)
-        except Exception:
-            # Under the ASGI path this would end the consumer; here, close the socket the same way.
-            logger.exception("handling a frame of %s failed", self.doc_id)
-            self._inbox.clear()
-            await self.close(code=1011)
-        finally:
-            self._draining = None
-
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if self.room is None:
-            return
-        if bytes_data is None:
-            await self.close(code=CLOSE_MALFORMED, reason="text frames are not part of the protocol")
-            return
-        limit = settings.LENSRELAY_MAX_FRAME_BYTES
-        if len(bytes_data) > limit:
-            # The launcher (lensrelay.server.serve) has daphne refuse these before they are even read; this
-            # catches them under any other ASGI server.
-            await self.close(code=CLOSE_TOO_LARGE, reason=f"frame too large: the limit is {limit} bytes")
-            return
-        try:
-            await self._handle(bytes_data)
-        except MalformedFrame as exc:
-            logger.info("closing %s: malformed frame (%s)", self.room.doc_id if self.room else "?", exc)
-            await self.close(code=CLOSE_MALFORMED, reason=f"malformed frame: {exc}"[:120])
 
     async def _handle(self, frame: bytes) -> None:
         room = self.room

@@ -15,22 +15,26 @@ compares its entries with what they were, and indexes the same notes there.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from pycrdt import Doc, Map, Subscription
 
 from lensrelay.docstore import folderdoc, trashdoc
-from lensrelay.docstore.derived import FeedStep, derived_feed_view, derived_inline, derived_view, state_before
-from lensrelay.docstore.later import Later
+from lensrelay.docstore.derived import FeedStep, derived_view, state_before
+from lensrelay.docstore.later import Debounced
+from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.room import Room
-from lensrelay.docstore.store import DocStore, on_change
+from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.links.graph import link_graph
 from lensrelay.models import YDoc
 from lensrelay.vault.folder_entries import relay_prefix
 from lensrelay.vault.folders import mirror_folder
 from lensrelay.vault.paths import path_index
+
+logger = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 1.0
 UNLISTED_RETRIES = 5
@@ -182,20 +186,18 @@ def _write(room: Room, changes: dict[str, list[str]]) -> None:
                 folderdoc.set_backlinks(room.doc, target=target, sources=sources)
 
 
-def _indexer(store: DocStore) -> Later:
-    return Later(store, lambda doc_id: reindex(store, doc_id), delay=lambda: DEBOUNCE_SECONDS)
-
-
-def backlink_indexer(store: DocStore) -> Later:
-    return store.attached(_indexer)
-
-
 async def _derive(store: DocStore, doc_ids: frozenset[str]) -> None:
     for doc_id in sorted(doc_ids):
-        await reindex(store, doc_id)
+        with failures_logged(logger, "indexing the backlinks of %s", doc_id):
+            await reindex(store, doc_id)
 
 
-derived_view("backlinks", _derive)
+# Once, by the process where a note's text changed (inline, a moment after); with a derive process, there.
+BACKLINKS = derived_view("backlinks", handle=_derive, delay=lambda: DEBOUNCE_SECONDS)
+
+
+def backlink_indexer(store: DocStore) -> Debounced:
+    return BACKLINKS.debouncer(store)
 
 
 # -- after folder changes, in the derive process -----------------------------------------------------------
@@ -212,7 +214,7 @@ def _listed(path: str | None) -> bool:
 
 
 class FolderEntriesFollower:
-    """Backlinks after a folder document's entries change: a `derived_feed_view` of the derive process.
+    """Backlinks after a folder document's entries change: a `feed` view of the derive process.
 
     Per folder document, the entries as of the last pass (after a restart: rebuilt from the log, as they
     were before the first row read of it). An entry that moved, went to the trash or came back has its
@@ -311,11 +313,5 @@ class FolderEntriesFollower:
         return concerned
 
 
-derived_feed_view("backlinks after folder changes", FolderEntriesFollower)
-
-
-@on_change
-def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    # Once, by the process where the edit happened; with a derive process, there.
-    if room.kind == "content" and room.changed_here and derived_inline():
-        backlink_indexer(room.store).add(room.doc_id)
+# Inline, the move, trash or restore itself adds the notes concerned to `backlink_indexer`.
+derived_view("backlinks after folder changes", feed=FolderEntriesFollower)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
@@ -120,17 +121,9 @@ def folder_rows_mirror(
     """
     with transaction.atomic():
         folder = Folder.objects.select_for_update().get(pk=folder_id)
-        if (
-            state is not None
-            and folder.mirrored_state
-            and versions.covers(bytes(folder.mirrored_state), state)
-        ):
+        caught_up = _mirrored_state_advance(folder, state)
+        if caught_up is None:
             return False, []
-        caught_up = state is not None and (
-            not folder.mirrored_state or versions.covers(state, bytes(folder.mirrored_state))
-        )
-        if state is not None:
-            Folder.objects.filter(pk=folder_id).update(mirrored_state=state)
         rows = {row.uuid: row for row in Document.objects.select_for_update().filter(folder=folder)}
         admitted = admissible_entries(folder=folder, entries=entries, rows=rows)
         by_uuid = {entry.uuid: entry for entry in admitted.values()}
@@ -145,33 +138,11 @@ def folder_rows_mirror(
         now = timezone.now()
         new = {content_doc_id(folder, uuid): entry for uuid, entry in by_uuid.items() if uuid not in rows}
         owned = claim_content_docs(folder=folder, doc_ids=list(new))
-        stamp = db_value(now)
-        insert_rows(
-            Document,
-            columns=("folder", "uuid", "doc_id", "path", "type", "hash", "created", "modified"),
-            rows=[
-                (folder.pk, entry.uuid, doc_id, entry.path, entry.type, entry.hash, stamp, stamp)
-                for doc_id, entry in new.items()
-                if doc_id in owned
-            ],
-        )
-        retyped = []
-        for uuid, entry in by_uuid.items():
-            existing = rows.get(uuid)
-            if existing is not None and (
-                existing.path != entry.path or existing.type != entry.type or existing.hash != entry.hash
-            ):
-                Document.objects.filter(pk=existing.pk).update(
-                    path=entry.path, type=entry.type, hash=entry.hash, modified=now
-                )
-                if existing.path != entry.path or existing.type != entry.type:
-                    retyped += [existing.type, entry.type]
-        listed = (
-            [row.type for uuid, row in rows.items() if uuid not in by_uuid]
-            + [entry.type for doc_id, entry in new.items() if doc_id in owned]
-            + retyped
-        )
-        if MARKDOWN in listed:
+        added = {doc_id: entry for doc_id, entry in new.items() if doc_id in owned}
+        _rows_insert(folder=folder, entries=added, now=now)
+        retyped = _rows_update(rows=rows, by_uuid=by_uuid, now=now)
+        listed = [row.type for uuid, row in rows.items() if uuid not in by_uuid]
+        if MARKDOWN in listed + [entry.type for entry in added.values()] + retyped:
             folder_documents_changed.send(sender=Folder, folder_id=folder_id)
         # Moves, deletes (into the trash) and restores of every writer, Obsidian's included, become
         # webhook events here, in the transaction that moves the rows: once per change, like the rows.
@@ -183,6 +154,49 @@ def folder_rows_mirror(
             ],
         )
     return True, list(lost.values())
+
+
+def _mirrored_state_advance(folder: Folder, state: bytes | None) -> bool | None:
+    """None when the rows already mirror `state` or a newer one (nothing to write); else record `state`
+    as the one mirrored and say whether it has seen everything the rows mirrored before (caught up)."""
+    if state is not None and folder.mirrored_state and versions.covers(bytes(folder.mirrored_state), state):
+        return None
+    caught_up = state is not None and (
+        not folder.mirrored_state or versions.covers(state, bytes(folder.mirrored_state))
+    )
+    if state is not None:
+        Folder.objects.filter(pk=folder.pk).update(mirrored_state=state)
+    return caught_up
+
+
+def _rows_insert(*, folder: Folder, entries: dict[str, FileEntry], now: datetime) -> None:
+    """Insert the rows of new entries (by content document id), in bulk."""
+    stamp = db_value(now)
+    insert_rows(
+        Document,
+        columns=("folder", "uuid", "doc_id", "path", "type", "hash", "created", "modified"),
+        rows=[
+            (folder.pk, entry.uuid, doc_id, entry.path, entry.type, entry.hash, stamp, stamp)
+            for doc_id, entry in entries.items()
+        ],
+    )
+
+
+def _rows_update(*, rows: dict[str, Document], by_uuid: dict[str, FileEntry], now: datetime) -> list[str]:
+    """Write the new path, type and hash of rows whose entry changed; returns the types (before and after)
+    of the rows that moved or changed type."""
+    retyped = []
+    for uuid, entry in by_uuid.items():
+        existing = rows.get(uuid)
+        if existing is not None and (
+            existing.path != entry.path or existing.type != entry.type or existing.hash != entry.hash
+        ):
+            Document.objects.filter(pk=existing.pk).update(
+                path=entry.path, type=entry.type, hash=entry.hash, modified=now
+            )
+            if existing.path != entry.path or existing.type != entry.type:
+                retyped += [existing.type, entry.type]
+    return retyped
 
 
 def _lost_rows(rows: dict[str, Document], entries: dict[str, FileEntry]) -> dict[str, FileEntry]:

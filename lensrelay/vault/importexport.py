@@ -185,6 +185,20 @@ def _store_blobs(
     return stored
 
 
+@dataclass
+class _ImportPlan:
+    """What a (re-)import does to each scanned file, decided before anything is written."""
+
+    paths: FolderPaths  # the folder's paths as they will be, to admit each new one against
+    new_docs: list[tuple[str, str]] = field(default_factory=list)  # (doc id, text) of new Y.Text documents
+    new_texts: list[tuple[str, str, str]] = field(default_factory=list)  # their (path, uuid, type)
+    new_blobs: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # doc id -> (path, uuid, type)
+    blob_files: list[tuple[str, Path, str]] = field(default_factory=list)  # (doc id, file, stored hash or '')
+    changed_blobs: dict[str, tuple[str, FileEntry]] = field(default_factory=dict)  # doc id -> (path, entry)
+    changed: list[tuple[str, str]] = field(default_factory=list)  # (doc id, text) of existing texts
+    added: list[str] = field(default_factory=list)  # doc ids of every new entry, sub-folders included
+
+
 async def import_vault(
     *, store: DocStore, root: Path, folder_name: str, progress: Progress | None = None
 ) -> ImportReport:
@@ -206,82 +220,107 @@ async def import_vault(
     mirror_for(store).discard(folder.doc_id)
     await mirror_folder(store, folder_id=folder.pk, room=folder_room)
     existing = await store.db(_mirrored_entries, folder)
-
-    new_docs: list[tuple[str, str]] = []
-    new_texts: list[tuple[str, str, str]] = []  # (path, uuid, type) of new Y.Text documents
-    new_blobs: dict[str, tuple[str, str, str]] = {}  # doc id -> (path, uuid, type)
-    blob_files: list[tuple[str, Path, str]] = []  # (doc id, file, stored hash or '')
-    changed_blobs: dict[str, tuple[str, FileEntry]] = {}  # doc id -> (path, entry)
-    changed: list[tuple[str, str]] = []
-    added: list[str] = []  # doc ids of every new entry, sub-folders included
-    paths = FolderPaths((entry.path, entry.type) for entry in existing.values())
-    for path, scanned in files.items():
-        report.kinds[scanned.kind] += 1
-        entry = existing.get(path)
-        if entry is None:
-            if not _admitted(paths, path, scanned.kind, report):
-                continue
-            uuid = str(uuidlib.uuid4())
-            doc_id = content_doc_id(folder, uuid)
-            if scanned.text is not None:
-                new_texts.append((path, uuid, scanned.kind))
-                new_docs.append((doc_id, scanned.text))
-            else:
-                new_blobs[doc_id] = (path, uuid, scanned.kind)
-                blob_files.append((doc_id, scanned.source, ""))
-            added.append(doc_id)
-        elif entry.type != scanned.kind:
-            report.skipped.append(f"{path} (a {entry.type} entry already has this path)")
-        elif scanned.text is not None and not entry.hash:
-            changed.append((content_doc_id(folder, entry.uuid), scanned.text))
-        else:
-            doc_id = content_doc_id(folder, entry.uuid)
-            changed_blobs[doc_id] = (path, entry)
-            blob_files.append((doc_id, scanned.source, entry.hash))
+    plan = _import_plan(folder=folder, files=files, existing=existing, report=report)
 
     # Content first, then the folder entries that name it, so no client sees an entry without content.
-    stored = await asyncio.to_thread(_store_blobs, blobs=blob_files, progress=progress, report=report)
+    stored = await asyncio.to_thread(_store_blobs, blobs=plan.blob_files, progress=progress, report=report)
     with folder_room.transact():
-        for path in folders:
-            if path not in existing and _admitted(paths, path, "folder", report):
-                uuid = str(uuidlib.uuid4())
-                folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type="folder")
-                added.append(content_doc_id(folder, uuid))
-                report.folders += 1
-        for path, uuid, kind in new_texts:
-            folderdoc.add_entry(folder_room.doc, path=path, uuid=uuid, type=kind)
-        for doc_id, (path, uuid, kind) in new_blobs.items():
-            folderdoc.put_entry(
-                folder_room.doc,
-                path=path,
-                meta=blob_entry_meta(uuid=uuid, path=path, digest=stored[doc_id], kind=kind),
-            )
-        for doc_id, (path, entry) in changed_blobs.items():
-            if doc_id in stored:
-                meta = folderdoc.entry_meta(folder_room.doc, path=path)
-                meta.update(
-                    blob_entry_meta(uuid=entry.uuid, path=path, digest=stored[doc_id], kind=entry.type)
-                )
-                folderdoc.put_entry(folder_room.doc, path=path, meta=meta)
-    report.updated += sum(1 for doc_id in changed_blobs if doc_id in stored)
-    report.unchanged += sum(1 for doc_id in changed_blobs if doc_id not in stored)
+        _entries_write(
+            folder=folder,
+            doc=folder_room.doc,
+            folders=folders,
+            existing=existing,
+            plan=plan,
+            stored=stored,
+            report=report,
+        )
+    report.updated += sum(1 for doc_id in plan.changed_blobs if doc_id in stored)
+    report.unchanged += sum(1 for doc_id in plan.changed_blobs if doc_id not in stored)
     # The importer holds the texts: the search index reads them from here, not back from the database.
-    text_cache(store).prime(dict(new_docs))
+    text_cache(store).prime(dict(plan.new_docs))
     # No await may come before this call: the store's one database thread then writes the content
     # before the folder document's update that names it.
-    await store.db(_write_new_documents, folder=folder, new_docs=new_docs, writer=store.writer)
-    report.created = len(new_docs) + len(new_blobs)
-    progress("documents", len(new_docs), len(new_docs))
-    if added or stored:
+    await store.db(_write_new_documents, folder=folder, new_docs=plan.new_docs, writer=store.writer)
+    report.created = len(plan.new_docs) + len(plan.new_blobs)
+    progress("documents", len(plan.new_docs), len(plan.new_docs))
+    if plan.added or stored:
         await folder_room.flushed()
         # The change set the folder's mirroring going (rows, path index, search index): wait for it
         # rather than doing it twice, and do it here only if it left an entry without its row.
         await mirror_for(store).settled()
-        if await store.db(_unmirrored, folder, added):
+        if await store.db(_unmirrored, folder, plan.added):
             await mirror_folder(store, folder_id=folder.pk, room=folder_room)
+    await _texts_edit(store=store, changed=plan.changed, report=report, progress=progress)
+    return report
 
-    # Unchanged files cost a hash comparison; only changed ones go through a live room, so connected
-    # clients see the re-import as an edit.
+
+def _import_plan(
+    *, folder: Folder, files: dict[str, ScannedFile], existing: dict[str, FileEntry], report: ImportReport
+) -> _ImportPlan:
+    """Sort the scanned files into new texts, new blobs, changed texts and changed blobs (and refusals)."""
+    plan = _ImportPlan(paths=FolderPaths((entry.path, entry.type) for entry in existing.values()))
+    for path, scanned in files.items():
+        report.kinds[scanned.kind] += 1
+        entry = existing.get(path)
+        if entry is None:
+            if not _admitted(plan.paths, path, scanned.kind, report):
+                continue
+            uuid = str(uuidlib.uuid4())
+            doc_id = content_doc_id(folder, uuid)
+            if scanned.text is not None:
+                plan.new_texts.append((path, uuid, scanned.kind))
+                plan.new_docs.append((doc_id, scanned.text))
+            else:
+                plan.new_blobs[doc_id] = (path, uuid, scanned.kind)
+                plan.blob_files.append((doc_id, scanned.source, ""))
+            plan.added.append(doc_id)
+        elif entry.type != scanned.kind:
+            report.skipped.append(f"{path} (a {entry.type} entry already has this path)")
+        elif scanned.text is not None and not entry.hash:
+            plan.changed.append((content_doc_id(folder, entry.uuid), scanned.text))
+        else:
+            doc_id = content_doc_id(folder, entry.uuid)
+            plan.changed_blobs[doc_id] = (path, entry)
+            plan.blob_files.append((doc_id, scanned.source, entry.hash))
+    return plan
+
+
+def _entries_write(
+    *,
+    folder: Folder,
+    doc: Doc,
+    folders: list[str],
+    existing: dict[str, FileEntry],
+    plan: _ImportPlan,
+    stored: dict[str, str],
+    report: ImportReport,
+) -> None:
+    """Write the folder document's entries of the plan (inside the caller's transaction): new sub-folders,
+    new texts, new blobs with their hash, changed blobs with their new one."""
+    for path in folders:
+        if path not in existing and _admitted(plan.paths, path, "folder", report):
+            uuid = str(uuidlib.uuid4())
+            folderdoc.add_entry(doc, path=path, uuid=uuid, type="folder")
+            plan.added.append(content_doc_id(folder, uuid))
+            report.folders += 1
+    for path, uuid, kind in plan.new_texts:
+        folderdoc.add_entry(doc, path=path, uuid=uuid, type=kind)
+    for doc_id, (path, uuid, kind) in plan.new_blobs.items():
+        folderdoc.put_entry(
+            doc, path=path, meta=blob_entry_meta(uuid=uuid, path=path, digest=stored[doc_id], kind=kind)
+        )
+    for doc_id, (path, entry) in plan.changed_blobs.items():
+        if doc_id in stored:
+            meta = folderdoc.entry_meta(doc, path=path)
+            meta.update(blob_entry_meta(uuid=entry.uuid, path=path, digest=stored[doc_id], kind=entry.type))
+            folderdoc.put_entry(doc, path=path, meta=meta)
+
+
+async def _texts_edit(
+    *, store: DocStore, changed: list[tuple[str, str]], report: ImportReport, progress: Progress
+) -> None:
+    """Edit the changed texts through their live rooms, so connected clients see the re-import as an edit.
+    Unchanged files cost a hash comparison."""
     to_edit = await store.db(_stored_changes, dict(changed))
     report.unchanged += len(changed) - len(to_edit)
     for done, (doc_id, text) in enumerate(to_edit.items(), start=1):
@@ -296,7 +335,6 @@ async def import_vault(
         else:
             report.unchanged += 1
         progress("edits", done, len(to_edit))
-    return report
 
 
 def replace_text(doc: Doc, new: str) -> bool:

@@ -34,10 +34,9 @@ from typing import Any
 from django.db import transaction
 from django.db.models.signals import pre_delete
 
-from lensrelay.docstore.derived import derived_inline, derived_view
-from lensrelay.docstore.later import LaterBatch
-from lensrelay.docstore.room import Room
-from lensrelay.docstore.store import DocStore, on_change
+from lensrelay.docstore.derived import derived_debouncer
+from lensrelay.docstore.later import Debounced
+from lensrelay.docstore.store import DocStore
 from lensrelay.models import Folder
 from mcp_tools.notifications.events import events_append
 from mcp_tools.notifications.hub import wake_all
@@ -86,31 +85,14 @@ async def notify_changed(store: DocStore, doc_ids: frozenset[str]) -> None:
         wake_all()  # committed: this process's streams read at once (the derive process holds none)
 
 
-# Where each server runs derived work itself (LENSRELAY_DERIVED_WORK=inline): the edits of this process,
-# gathered for this long, then told in one batch.
+# The derived view's name (registered in mcp_tools.apps). Where each server runs derived work itself
+# (LENSRELAY_DERIVED_WORK=inline): the edits of this process, gathered for this long, then told in one batch.
+NOTIFIER = "mcp resource notifications"
 DEBOUNCE_SECONDS = 0.25
 
 
-def _inline_notifier(store: DocStore) -> LaterBatch:
-    return LaterBatch(
-        store, lambda doc_ids: notify_changed(store, frozenset(doc_ids)), delay=lambda: DEBOUNCE_SECONDS
-    )
-
-
-def inline_notifier(store: DocStore) -> LaterBatch:
-    return store.attached(_inline_notifier)
-
-
-# Run first in each pass: cheap, and what a waiting client hears (the other views write what is read
-# later: backlinks, search rows, vectors).
-derived_view("mcp resource notifications", notify_changed, first=True)
-
-
-@on_change
-def _content_changed(room: Room, updates: Sequence[bytes]) -> None:
-    # Inline only, once, by the process where the edit happened; with a derive process, there.
-    if room.kind == "content" and room.changed_here and derived_inline():
-        inline_notifier(room.store).add([room.doc_id])
+def inline_notifier(store: DocStore) -> Debounced:
+    return derived_debouncer(store, NOTIFIER)
 
 
 # ------------------------------------------------------------------------------------ document lists

@@ -18,6 +18,7 @@ from pycrdt import Doc, Text
 
 from lensrelay.docstore import derived
 from lensrelay.docstore.derived import DerivedFeedView, DerivedView, FeedStep, derive_pending
+from lensrelay.docstore.later import Debounced
 from lensrelay.history import recording
 from lensrelay.history.models import DocVersion
 from lensrelay.protocol import wire
@@ -97,13 +98,23 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     for name in ("version_record", "version_record_baseline", "version_record_stored"):
         sync(recording, name, name)
     coroutine(backlinks, "reindex", "backlinks")
-    sync(SearchMaintainer, "schedule", "search scheduled")
     coroutine(SearchMaintainer, "reindex", "search rows")
     sync(SemanticMaintainer, "schedule", "vectors scheduled")
-    sync(produce, "inline_notifier", "notifications scheduled")
     coroutine(produce, "notify_changed", "notifications")
-    sync(follow, "follower_for", "suggestion follower scheduled")
     coroutine(follow, "look", "suggestion follower")
+    # Inline, every view's changes are gathered by its debouncer (lensrelay.docstore.derived): count them.
+    labels = {
+        "derived view search": "search scheduled",
+        "derived view mcp resource notifications": "notifications scheduled",
+        "derived view suggestion follower": "suggestion follower scheduled",
+    }
+    add = Debounced.add
+
+    def scheduled(debouncer: Debounced, *doc_ids: str) -> None:
+        runs[labels.get(debouncer.name, f"{debouncer.name} scheduled")] += 1
+        add(debouncer, *doc_ids)
+
+    monkeypatch.setattr(Debounced, "add", scheduled)
     sync(produce, "documents_changed_events", "notification events")
     return runs
 

@@ -14,7 +14,8 @@ from daphne.ws_protocol import WebSocketFactory
 from twisted.internet.testing import StringTransport
 
 import lensrelay.server.serve
-from lensrelay.server.serve import _limited_server_class, accepts_first
+from lensrelay.server.daphne_server import accepts_first
+from lensrelay.server.serve import _limited_server_class
 
 
 class Application:
