@@ -19,7 +19,7 @@ class LensRelayConfig(AppConfig):
         import_module("lensrelay.webhooks.models")
 
     def ready(self) -> None:
-        # These modules register document-store listeners (folder mirroring, text cache, purged rooms)
+        # These modules register document-store listeners (folder mirroring, text cache, purged rooms),
         # derived views (versions, search rows, vectors, backlinks: lensrelay.docstore.derived) and model
         # signal receivers (OAuth clients' names) on import; suggestions and mcp_tools register their
         # derived views from their own ready().
