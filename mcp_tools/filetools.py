@@ -1,5 +1,6 @@
 """What the tools do with files that are not notes: show text files numbered, describe binaries, feed text
-files to grep, and turn edits into whole-file replacement suggestions (see suggestions/filetext.py)."""
+files to grep, and turn edits into whole-file replacement suggestions (see
+suggestions/lifecycle/filetext.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from lensrelay.vault.paths import DocEntry
 from mcp_tools.engines.catn import format_read
 from mcp_tools.kb import KnowledgeBase, target_of
 from mcp_tools.registry import ToolContext, ToolError
-from suggestions.filetext import (
+from suggestions.lifecycle.filetext import (
     FileContent,
     FileOutcome,
     changed_lines,

@@ -19,12 +19,12 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.docstore.store import run_on_store
-from suggestions import admin_views, editor_page, editor_tree, review_page, rollback_page
-from suggestions.filetext import changed_lines
+from suggestions.lifecycle.filetext import changed_lines
+from suggestions.lifecycle.moving import delete_linking_paths
+from suggestions.lifecycle.undoing import DECIDED, undo_refusal
 from suggestions.models import Suggestion
-from suggestions.moving import delete_linking_paths
 from suggestions.permissions import can_review
-from suggestions.undoing import DECIDED, undo_refusal
+from suggestions.review import admin_views, editor_page, editor_tree, review_page, rollback_page
 
 PREVIEW_CHARS = 40
 MAX_PREVIEW_HUNKS = 3
@@ -160,7 +160,7 @@ class SuggestionAdmin(admin.ModelAdmin):
 
     @admin.display(description="Rolled back")
     def rolled_back(self, obj: Suggestion) -> str:
-        """Who rolled the accepted text back, and when (suggestions/rollback.py)."""
+        """Who rolled the accepted text back, and when (suggestions/lifecycle/rollback.py)."""
         if obj.rolled_back_at is None:
             return "-"
         by = obj.rolled_back_by.get_username() if obj.rolled_back_by is not None else "someone"

@@ -10,8 +10,9 @@ class SuggestionsConfig(AppConfig):
         # Registers the listeners that keep rows in step with decisions made inside editors, restores
         # and purges, and the one that tells webhooks of decisions.
         from lensrelay.docstore.texts import set_view
-        from suggestions import follow, purging, restoring, webhooks  # noqa: F401
-        from suggestions.accepted_view import accepted_text
+        from suggestions import webhooks  # noqa: F401
+        from suggestions.lifecycle import follow, purging, restoring  # noqa: F401
+        from suggestions.markup.accepted_view import accepted_text
         from suggestions.metrics import connect_metrics
 
         # Suggestions created, decided and pending, for /metrics.

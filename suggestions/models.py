@@ -28,13 +28,16 @@ class Suggestion(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
-        # A reviewer has claimed the decision and the document is being changed (see suggestions/claims.py).
+        # A reviewer has claimed the decision and the document is being changed (see
+        # suggestions/lifecycle/claims.py).
         ACCEPTING = "accepting", "Being accepted"
         REJECTING = "rejecting", "Being rejected"
-        # A reviewer has claimed undoing the decision; its markup is being written back (suggestions/undoing).
+        # A reviewer has claimed undoing the decision; its markup is being written back
+        # (suggestions/lifecycle/undoing.py).
         UNDOING = "undoing", "Being undone"
         # A reviewer has claimed rolling back an accepted change; its old text is being written back
-        # (suggestions/rollback.py). Rolled back: the accepted text was replaced by the old one again.
+        # (suggestions/lifecycle/rollback.py). Rolled back: the accepted text was replaced by the old one
+        # again.
         REVERTING = "reverting", "Being rolled back"
         REVERTED = "reverted", "Rolled back"
         ACCEPTED = "accepted", "Accepted"
@@ -110,7 +113,7 @@ class Suggestion(models.Model):
 
 class SuggestionHold(models.Model):
     """A document whose markup and rows are being changed together (a proposal, a decision, an undo, a
-    restore): the follower (suggestions.follow) leaves it alone while the hold stands. Written and
+    restore): the follower (suggestions.lifecycle.follow) leaves it alone while the hold stands. Written and
     committed before the markup changes, deleted after the rows are committed; `expires_at` lets the
     follower go on when the process holding it died."""
 

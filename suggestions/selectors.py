@@ -9,9 +9,9 @@ from datetime import datetime
 
 from django.db.models import Count, Min, QuerySet
 
-from suggestions.accepted_view import build_accepted_view
-from suggestions.criticmarkup import Change, contains_delimiters, mark_id
-from suggestions.integrity import markup_mismatch
+from suggestions.markup.accepted_view import build_accepted_view
+from suggestions.markup.criticmarkup import Change, contains_delimiters, mark_id
+from suggestions.markup.integrity import markup_mismatch
 from suggestions.models import Suggestion
 
 EDIT_KINDS = frozenset({"replace", "insert", "delete", "substitution"})

@@ -1,4 +1,4 @@
-// CriticMarkup in the browser: the same marks suggestions/criticmarkup.py finds (non-greedy, no nesting,
+// CriticMarkup in the browser: the same marks suggestions/markup/criticmarkup.py finds (non-greedy, no nesting,
 // optional `{json}@@` metadata), grouped into changes by their suggestion id. Positions are JavaScript
 // string (UTF-16) indices, which is what CodeMirror and Y.Text use.
 

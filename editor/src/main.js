@@ -34,7 +34,7 @@ function colorOf(name) {
 
 // -- tracked changes ------------------------------------------------------------------------------------
 
-// As NOTE_MAX_CHARS in suggestions/review_page.py (the server cuts a longer note too).
+// As NOTE_MAX_CHARS in suggestions/review/review_page.py (the server cuts a longer note too).
 const NOTE_MAX_CHARS = 2000;
 const setView = StateEffect.define();
 const setPending = StateEffect.define();

@@ -11,8 +11,8 @@ derived from documents register here:
   sees every pass, what it read included (`FeedStep`: the log rows with their authors and times, the
   compactions, the kinds of the documents changed), even a pass that read nothing: version snapshots
   (an edit burst going quiet is the absence of rows), backlinks after folder changes (moves, trash), the
-  suggestion follower (`suggestions.follow`: notes left for a later pass are looked at again without an
-  edit).
+  suggestion follower (`suggestions.lifecycle.follow`: notes left for a later pass are looked at again without
+  an edit).
 
 Handlers are idempotent (running one twice over a document changes nothing; a notification told twice
 only has its client read again), which is what lets the follower below re-read a window of the log after
