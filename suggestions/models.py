@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from lensrelay.models import ApiToken, Document, Folder
+from suggestions.markup.records import HunkRecord, UndoRecord
 
 
 def new_uid() -> str:
@@ -70,7 +71,7 @@ class Suggestion(models.Model):
         help_text="For a file replacement: the sha256 of the content it was proposed on; accepting it "
         "is refused once the file has changed",
     )
-    hunks = models.JSONField(
+    hunks: models.JSONField[list[HunkRecord], list[HunkRecord]] = models.JSONField(
         default=list, help_text="Each hunk's base and new text and its Yjs sticky start and end positions"
     )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True)
@@ -81,7 +82,7 @@ class Suggestion(models.Model):
     )
     note = models.TextField(blank=True, help_text="The reviewer's note, shown to the assistant")
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
-    undo = models.JSONField(
+    undo: models.JSONField[UndoRecord, UndoRecord] = models.JSONField(
         default=dict,
         blank=True,
         help_text="How to undo the last decision: what it removed from the text and the Yjs positions around "

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from suggestions.markup.records import HunkRecord, UndoRecord
 from suggestions.models import Suggestion
 from suggestions.signals import suggestion_decided
 
@@ -57,7 +58,7 @@ def _ours(claim: Claim) -> Any:
 
 
 def settle_claim(
-    *, claim: Claim, user: Any, note: str, undo: dict[str, Any] | None = None, batch: str = ""
+    *, claim: Claim, user: Any, note: str, undo: UndoRecord | None = None, batch: str = ""
 ) -> Suggestion | None:
     """Record the decision and its one history entry; None if the claim was taken over meanwhile.
     ``undo`` is what undoing it needs (see suggestions/markup/undo_record.py); ``batch`` names a bulk
@@ -156,7 +157,7 @@ def release_undo(*, claim: UndoClaim) -> None:
     )
 
 
-def settle_undo(*, claim: UndoClaim, user: Any, hunks: list[dict[str, Any]]) -> bool:
+def settle_undo(*, claim: UndoClaim, user: Any, hunks: list[HunkRecord]) -> bool:
     """The markup is back: the suggestion is pending again, and the history gains an entry beside the
     decision's own (which stays)."""
     undone = "acceptance" if claim.previous_status == Status.ACCEPTED else "rejection"

@@ -33,6 +33,7 @@ from suggestions.lifecycle.follow import holding
 from suggestions.lifecycle.moving import move_document, move_folder, remove_document
 from suggestions.markup.criticmarkup import Change, Span, accept_edits, own_changes, reject_edits
 from suggestions.markup.integrity import markup_mismatch
+from suggestions.markup.records import RegionRecord, UndoRecord
 from suggestions.markup.undo_record import recorded, settled_regions
 from suggestions.models import Suggestion
 
@@ -67,7 +68,7 @@ async def _own_changes(room: Room, uid: str) -> tuple[str, list[Change]]:
 
 def _decide_markup(
     room: Room, suggestion: Suggestion, *, accept: bool, raw: str, changes: list[Change]
-) -> list[dict[str, Any]]:
+) -> list[RegionRecord]:
     """Accept or reject the suggestion's own marks, only if they are still exactly what was proposed.
 
     Each hunk's recorded old and new text is compared with the markup first: if a person typed inside
@@ -112,10 +113,10 @@ def _apply_row(target: Suggestion, row: Suggestion | None) -> Suggestion:
     return target
 
 
-NOTHING_TO_UNDO: dict[str, Any] = {}
+NOTHING_TO_UNDO: UndoRecord = {}
 # A decision that changed no document (a rejected move, delete or file replacement) is undone by making the
 # row pending again.
-NOTHING_CHANGED: dict[str, Any] = {"regions": []}
+NOTHING_CHANGED: UndoRecord = {"regions": []}
 
 
 def _deleted_by(suggestion: Suggestion, user: Any) -> str:
@@ -127,7 +128,7 @@ def _deleted_by(suggestion: Suggestion, user: Any) -> str:
 
 async def _change_document(
     store: DocStore, suggestion: Suggestion, *, accept: bool, user: Any = None, flush: bool = True
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, UndoRecord]:
     """Carry out the decision in the live documents; returns what it did and how to undo it (empty when
     undo is not offered). Raises SuggestionError. With ``flush`` False a markup decision returns before
     its change is logged: the caller waits for the room's writes (``Room.flushed``) before settling."""
@@ -244,7 +245,7 @@ def _claim_each(*, pks: list[int], accept: bool, user: Any) -> list[Claim | Sugg
 
 
 def _settle_each(
-    *, settling: list[tuple[Claim, dict[str, Any]]], user: Any, note: str, batch: str
+    *, settling: list[tuple[Claim, UndoRecord]], user: Any, note: str, batch: str
 ) -> list[Suggestion | None]:
     return [settle_claim(claim=c, user=user, note=note, undo=undo, batch=batch) for c, undo in settling]
 
@@ -273,7 +274,7 @@ async def _decide_claimed(
 ) -> list[Decision]:
     decisions: dict[int, Decision] = {}
     unsettled = {i: c for i, c in enumerate(claims) if isinstance(c, Claim)}
-    changed: dict[int, tuple[str, dict[str, Any]]] = {}
+    changed: dict[int, tuple[str, UndoRecord]] = {}
     rooms: dict[str, Room] = {}  # whose writes are waited for before settling
     try:
         ran_since = time.monotonic()

@@ -49,6 +49,7 @@ from suggestions.markup.criticmarkup import (
     render_comment,
     render_metadata,
 )
+from suggestions.markup.records import HunkRecord
 from suggestions.markup.rewriting import FORGED, RawEdit, apply_raw_edits
 from suggestions.models import Suggestion
 from suggestions.signals import suggestion_decided
@@ -74,7 +75,7 @@ class Outcome:
     superseded: list[str] = field(default_factory=list)
 
     @property
-    def hunks(self) -> list[dict[str, Any]]:
+    def hunks(self) -> list[HunkRecord]:
         return self.suggestion.hunks if self.suggestion is not None else []
 
     @property
@@ -113,10 +114,10 @@ def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> N
             current = apply_raw_edits(current, edits)
 
 
-def hunk_records(room: Room, uid: str) -> list[dict[str, Any]]:
+def hunk_records(room: Room, uid: str) -> list[HunkRecord]:
     ytext = room.doc.get(CONTENTS, type=Text)
     raw = str(ytext)
-    records = []
+    records: list[HunkRecord] = []
     changes = own_changes(raw, uid)
     around = changes_context(build_accepted_view(raw), uid)
     if len(around) != len(changes):
@@ -253,7 +254,7 @@ async def suggestion_propose_edits(
 
 def _hunk_records_from(
     room: Room, changes: list[tuple[int, int, str, str]], around: list[tuple[str, str]]
-) -> list[dict[str, Any]]:
+) -> list[HunkRecord]:
     """Sticky positions for the planned marks, which the text now holds at these byte offsets, with the
     words around each (planned with them)."""
     ytext = room.doc.get(CONTENTS, type=Text)

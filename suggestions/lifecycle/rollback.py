@@ -51,6 +51,7 @@ from suggestions.markup.criticmarkup import (
     reject_all,
     reject_edits,
 )
+from suggestions.markup.records import RegionRecord
 from suggestions.markup.undo_record import located, region_markup
 from suggestions.models import Suggestion
 
@@ -171,7 +172,7 @@ def _apply(text: str, edits: Sequence[Replacement]) -> str:
     return text
 
 
-def revert_edits(text: str, records: Sequence[dict[str, Any]]) -> list[Replacement] | None:
+def revert_edits(text: str, records: Sequence[RegionRecord]) -> list[Replacement] | None:
     """The smallest edits of ``text`` that put back what rejecting would have left, in every region the
     acceptance recorded; None if any region no longer reads as the acceptance left it."""
     found: list[tuple[int, str, str]] = []

@@ -31,6 +31,7 @@ from lensrelay.docstore.texts import CONTENTS
 from suggestions.lifecycle.claims import DECIDED, UndoClaim, claim_undo, release_undo, settle_undo
 from suggestions.lifecycle.follow import holding
 from suggestions.lifecycle.proposing import hunk_records
+from suggestions.markup.records import RegionRecord
 from suggestions.markup.undo_record import insert_all, pieces_back
 from suggestions.models import Suggestion
 
@@ -170,7 +171,7 @@ def _write_back(rooms: dict[str, Room], rows: list[Suggestion]) -> list[str]:
     return []
 
 
-def _moved_text(records: list[dict[str, Any]]) -> str:
+def _moved_text(records: list[RegionRecord]) -> str:
     settled = " … ".join(str(record.get("settled", "")) for record in records)
     if not settled:
         return "the text changed where the decision left it (something was typed or deleted there)"

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from suggestions.markup.criticmarkup import Change, mark_id, own_changes
+from suggestions.markup.records import HunkRecord
 
 
 class Proposed(Protocol):
@@ -15,7 +16,7 @@ class Proposed(Protocol):
     def uid(self) -> str: ...
 
     @property
-    def hunks(self) -> Any: ...
+    def hunks(self) -> Sequence[HunkRecord]: ...
 
 
 def markup_mismatch(raw: str, suggestion: Proposed, *, parsed: Sequence[Change] | None = None) -> str | None:
@@ -28,7 +29,7 @@ def markup_mismatch(raw: str, suggestion: Proposed, *, parsed: Sequence[Change] 
         changes = own_changes(raw, suggestion.uid)
     else:  # the document's changes, parsed once by a caller checking many suggestions
         changes = [c for c in parsed if any(mark_id(m) == suggestion.uid for m in c.all_marks)]
-    records: list[dict[str, Any]] = list(suggestion.hunks or [])
+    records: list[HunkRecord] = list(suggestion.hunks or [])
     if not changes:
         return "suggestion no longer found in document"
     if len(changes) != len(records):
@@ -42,7 +43,7 @@ def markup_mismatch(raw: str, suggestion: Proposed, *, parsed: Sequence[Change] 
     return None
 
 
-def _shown(record: dict[str, Any], limit: int = 60) -> str:
+def _shown(record: HunkRecord, limit: int = 60) -> str:
     def clip(text: str) -> str:
         flat = text.replace("\n", "⏎")
         return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from suggestions.markup.criticmarkup import Span
+from suggestions.markup.records import RegionRecord
 
 # Enough to place the region among repeated words, short enough that edits nearby do not block undo; never
 # past a line break, so edits on other lines never do.
@@ -62,7 +62,7 @@ def settled_regions(raw: str, spans_per_change: Sequence[Sequence[Span]]) -> lis
     return regions
 
 
-def recorded(text: str, regions: Sequence[Region]) -> list[dict[str, Any]]:
+def recorded(text: str, regions: Sequence[Region]) -> list[RegionRecord]:
     """The regions as JSON, with their surroundings in ``text`` (the note right after the decision)."""
     return [
         {
@@ -84,7 +84,7 @@ def _line_head(text: str) -> str:
     return text[: text.find("\n") + 1] if "\n" in text else text
 
 
-def located(raw: str, record: dict[str, Any]) -> int | None:
+def located(raw: str, record: RegionRecord) -> int | None:
     """Where a recorded region starts in ``raw`` now (the match nearest to where it was), or None when
     the region or its surroundings no longer read as the decision left them."""
     before, settled, after = (str(record.get(key, "")) for key in ("before", "settled", "after"))
@@ -100,12 +100,12 @@ def located(raw: str, record: dict[str, Any]) -> int | None:
     return best
 
 
-def insertions(start: int, record: dict[str, Any]) -> list[tuple[int, str]]:
+def insertions(start: int, record: RegionRecord) -> list[tuple[int, str]]:
     """The pieces of a region located at ``start``, as ``(index in the note, text)``."""
     return [(start + int(offset), str(text)) for offset, text in record.get("pieces", [])]
 
 
-def pieces_back(raw: str, records: Sequence[dict[str, Any]]) -> list[tuple[int, str]] | None:
+def pieces_back(raw: str, records: Sequence[RegionRecord]) -> list[tuple[int, str]] | None:
     """Where one decision's pieces go back into ``raw``, as ``(index, text)``; None if any of its
     regions is not found as the decision left it."""
     pieces: list[tuple[int, str]] = []
@@ -125,6 +125,6 @@ def insert_all(raw: str, pieces: Sequence[tuple[int, str]]) -> str:
     return result
 
 
-def region_markup(record: dict[str, Any]) -> str:
+def region_markup(record: RegionRecord) -> str:
     """The markup a recorded region held before the decision: its settled text with the pieces back."""
     return insert_all(str(record.get("settled", "")), insertions(0, record))
