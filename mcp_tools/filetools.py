@@ -15,11 +15,11 @@ from mcp_tools.registry import ToolContext, ToolError
 from suggestions.lifecycle.filetext import (
     FileContent,
     FileOutcome,
-    changed_lines,
     file_content,
     file_view,
     pending_replacements,
 )
+from suggestions.markup.shown import changed_lines
 
 # ripgrep's `--type` names for the file types a vault holds (`rg --type-list`), plus Obsidian's canvas.
 GREP_TYPES: dict[str, frozenset[str]] = {

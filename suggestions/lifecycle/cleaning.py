@@ -23,6 +23,7 @@ from lensrelay.docstore.offsets import text_delete
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.texts import CONTENTS
+from suggestions.kinds import rules_of
 from suggestions.lifecycle.deciding import Decision
 from suggestions.lifecycle.follow import holding
 from suggestions.markup.criticmarkup import (
@@ -129,10 +130,7 @@ def _record_clean_up(suggestion: Suggestion, *, user: Any) -> bool:
 
 
 async def suggestion_clean_up_in_store(*, store: DocStore, suggestion: Suggestion, user: Any) -> Decision:
-    if suggestion.status not in CLEANABLE or suggestion.kind not in (
-        Suggestion.Kind.EDIT,
-        Suggestion.Kind.CREATE,
-    ):
+    if suggestion.status not in CLEANABLE or not rules_of(suggestion).marked:
         return Decision(suggestion, False, f"suggestion is {suggestion.status}: nothing to clean up")
     room = await store.get(suggestion.doc_id)
     removed = 0

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +17,9 @@ from lensrelay.docstore.offsets import text_delete
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.texts import CONTENTS
-from lensrelay.vault.paths import path_index
+from lensrelay.vault.paths import DocEntry, path_index
 from suggestions.errors import StaleSuggestion, SuggestionError
+from suggestions.kinds import Effect, rules_of
 from suggestions.lifecycle.claims import (
     Claim,
     already_decided,
@@ -122,8 +123,41 @@ NOTHING_CHANGED: UndoRecord = {"regions": []}
 def _deleted_by(suggestion: Suggestion, user: Any) -> str:
     """Who deleted a note by deciding: what the trash shows."""
     name = user.get_username() if getattr(user, "pk", None) else "a reviewer"
-    verb = "accepting" if suggestion.kind == Suggestion.Kind.DELETE else "rejecting"
+    verb = "accepting" if rules_of(suggestion).trashed_on else "rejecting"
     return f"{name} ({verb} {suggestion.author}'s suggestion {suggestion.uid})"
+
+
+# What accepting does for the kinds whose change is not markup in the note (``KindRules.accepting``).
+# Rejecting them changes no document.
+async def _accept_move(
+    store: DocStore, entry: DocEntry, suggestion: Suggestion, user: Any
+) -> tuple[str, UndoRecord]:
+    links = await move_document(store, entry, suggestion.new_path)
+    return f"{links} links rewritten", NOTHING_TO_UNDO
+
+
+async def _accept_trash(
+    store: DocStore, entry: DocEntry, suggestion: Suggestion, user: Any
+) -> tuple[str, UndoRecord]:
+    await remove_document(store, entry, by=_deleted_by(suggestion, user))
+    return "", NOTHING_TO_UNDO
+
+
+async def _accept_replace_file(
+    store: DocStore, entry: DocEntry, suggestion: Suggestion, user: Any
+) -> tuple[str, UndoRecord]:
+    # No markup in the file: rejecting changes nothing, accepting writes the new content.
+    await file_replacement_apply(store, entry, suggestion)
+    return "", NOTHING_TO_UNDO
+
+
+_ACCEPTING: dict[
+    Effect, Callable[[DocStore, DocEntry, Suggestion, Any], Awaitable[tuple[str, UndoRecord]]]
+] = {
+    "move": _accept_move,
+    "trash": _accept_trash,
+    "replace_file": _accept_replace_file,
+}
 
 
 async def _change_document(
@@ -152,37 +186,28 @@ async def _change_document(
         entry = index.by_doc_id(suggestion.doc_id)
     if entry is None:
         raise StaleSuggestion("the document no longer exists")
-    if suggestion.kind == Suggestion.Kind.REPLACE:
-        # No markup in the file: rejecting changes nothing, accepting writes the new content.
-        if accept:
-            await file_replacement_apply(store, entry, suggestion)
-            return "", NOTHING_TO_UNDO
-        return "", NOTHING_CHANGED
-    if suggestion.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE):
-        room = await store.get(suggestion.doc_id)
-        if room is None:
-            raise StaleSuggestion("the document no longer exists")
-        raw, changes = await _own_changes(room, suggestion.uid)
-        regions = _decide_markup(room, suggestion, accept=accept, raw=raw, changes=changes)
-        removes = suggestion.kind == Suggestion.Kind.CREATE and not accept
-        if flush or removes:
-            await room.flushed()
-        if removes:
-            await remove_document(store, entry, by=_deleted_by(suggestion, user))
-            return "", NOTHING_TO_UNDO
-        return "", {"regions": regions}
-    if suggestion.kind == Suggestion.Kind.MOVE and accept:
-        links = await move_document(store, entry, suggestion.new_path)
-        return f"{links} links rewritten", NOTHING_TO_UNDO
-    if suggestion.kind == Suggestion.Kind.DELETE and accept:
+    rules = rules_of(suggestion)
+    if not rules.marked:
+        if not accept:
+            return "", NOTHING_CHANGED
+        return await _ACCEPTING[rules.accepting](store, entry, suggestion, user)
+    room = await store.get(suggestion.doc_id)
+    if room is None:
+        raise StaleSuggestion("the document no longer exists")
+    raw, changes = await _own_changes(room, suggestion.uid)
+    regions = _decide_markup(room, suggestion, accept=accept, raw=raw, changes=changes)
+    removes = rules.trashed_on is accept  # a rejected new note goes with its markup
+    if flush or removes:
+        await room.flushed()
+    if removes:
         await remove_document(store, entry, by=_deleted_by(suggestion, user))
         return "", NOTHING_TO_UNDO
-    return "", NOTHING_CHANGED
+    return "", {"regions": regions}
 
 
 def _marked(suggestions: Sequence[Suggestion]) -> list[str]:
     """The documents whose markup deciding these suggestions changes."""
-    return [s.doc_id for s in suggestions if s.kind in (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE)]
+    return [s.doc_id for s in suggestions if rules_of(s).marked]
 
 
 async def suggestion_decide(

@@ -16,7 +16,6 @@ an edit that would break a valid file is refused, naming the parser's complaint.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import hashlib
 import json
 import time
@@ -40,15 +39,6 @@ from suggestions.models import Suggestion
 
 JSON_EXTENSIONS = frozenset({"json", "canvas"})
 STALE_CHANGED = "the file changed since the suggestion was made"
-
-
-def changed_lines(old: str, new: str) -> str:
-    """ "3 lines removed, 4 added": a whole-file replacement's size at a glance."""
-    removed = added = 0
-    for line in difflib.ndiff(old.splitlines(), new.splitlines()):
-        removed += line.startswith("- ")
-        added += line.startswith("+ ")
-    return f"{removed} line{'s' if removed != 1 else ''} removed, {added} added"
 
 
 def sha256_text(text: str) -> str:

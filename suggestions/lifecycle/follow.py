@@ -50,6 +50,7 @@ from lensrelay.docstore.remembered import RememberedDocIds
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, on_change
 from lensrelay.docstore.texts import CONTENTS
+from suggestions.kinds import MARKED_KINDS
 from suggestions.markup.criticmarkup import Change, mark_id, parse_changes
 from suggestions.markup.integrity import markup_mismatch
 from suggestions.models import Suggestion, SuggestionHold
@@ -59,7 +60,6 @@ logger = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.3
 PENDING_REFRESH_SECONDS = 1.0
-FOLLOWED = (Suggestion.Kind.EDIT, Suggestion.Kind.CREATE)  # the kinds with markup in a text
 # Bumped by every row change this process makes: each store's memory reads the database again.
 _generation = 0
 
@@ -77,8 +77,7 @@ suggestion_decided.connect(_rows_changed, dispatch_uid="suggestions.lifecycle.fo
 
 
 def pending_doc_ids() -> frozenset[str]:
-    kinds = [Suggestion.Kind.EDIT, Suggestion.Kind.CREATE]
-    rows = Suggestion.objects.filter(status=Suggestion.Status.PENDING, kind__in=kinds)
+    rows = Suggestion.objects.filter(status=Suggestion.Status.PENDING, kind__in=MARKED_KINDS)
     return frozenset(rows.values_list("doc_id", flat=True).distinct())
 
 
@@ -227,7 +226,9 @@ def pending_or_held(doc_ids: Sequence[str]) -> tuple[set[str], set[str]]:
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         rows = (
-            Suggestion.objects.filter(doc_id__in=chunk, status=Suggestion.Status.PENDING, kind__in=FOLLOWED)
+            Suggestion.objects.filter(
+                doc_id__in=chunk, status=Suggestion.Status.PENDING, kind__in=MARKED_KINDS
+            )
             .annotate(held=Value(False, output_field=BooleanField()))
             .order_by()
             .values_list("doc_id", "held")
@@ -248,7 +249,7 @@ def pending_and_holds(doc_ids: Sequence[str]) -> tuple[dict[str, list[Suggestion
     """The pending rows of these documents and which are held, read in one statement (one snapshot)."""
     holds = _unexpired_holds(timezone.now()).filter(doc_id=OuterRef("doc_id"))
     rows = Suggestion.objects.filter(
-        doc_id__in=list(doc_ids), status=Suggestion.Status.PENDING, kind__in=FOLLOWED
+        doc_id__in=list(doc_ids), status=Suggestion.Status.PENDING, kind__in=MARKED_KINDS
     ).annotate(held=Exists(holds))
     by_doc: dict[str, list[Suggestion]] = {}
     held: set[str] = set()
@@ -261,7 +262,7 @@ def pending_and_holds(doc_ids: Sequence[str]) -> tuple[dict[str, list[Suggestion
 
 def new_pending(*, above: int) -> list[tuple[int, str]]:
     """(pk, doc_id) of the pending rows whose pk is above ``above``."""
-    rows = Suggestion.objects.filter(pk__gt=above, status=Suggestion.Status.PENDING, kind__in=FOLLOWED)
+    rows = Suggestion.objects.filter(pk__gt=above, status=Suggestion.Status.PENDING, kind__in=MARKED_KINDS)
     return list(rows.values_list("pk", "doc_id"))
 
 

@@ -39,9 +39,9 @@ from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.texts import CONTENTS
 from lensrelay.history.textedits import Replacement, text_apply_edits, text_edits
 from lensrelay.models import ApiToken
+from suggestions.kinds import KINDS, rules_of
 from suggestions.lifecycle.claims import RevertClaim, claim_revert, release_revert, settle_revert
 from suggestions.lifecycle.deciding import suggestion_bulk_decide
-from suggestions.lifecycle.filecreate import creates_a_file
 from suggestions.markup.criticmarkup import (
     Span,
     StaleChangeError,
@@ -150,14 +150,9 @@ class RollbackResult:
 
 def _why_not(row: Suggestion) -> str | None:
     """Why an accepted suggestion is not reverted here, whatever its note holds now (None: it may be)."""
-    if row.moves_folder or row.kind == Kind.MOVE:
-        return f"an accepted move: move {row.new_path} back to {row.path} if it should go back"
-    if row.kind == Kind.DELETE:
-        return "an accepted delete: the note is in its folder's trash; restore it from there"
-    if row.kind == Kind.REPLACE:
-        return "an accepted file replacement: restore an earlier version of the file from its history"
-    if row.kind == Kind.CREATE or creates_a_file(row):
-        return "a note it created: move it to the trash if it should go"
+    rules = KINDS[Kind.MOVE] if row.moves_folder else rules_of(row)
+    if rules.not_reverted is not None:
+        return rules.not_reverted(row)
     if not (row.undo or {}).get("regions"):
         return (
             "it was accepted in an editor, where the text it replaced was not recorded: restore an "

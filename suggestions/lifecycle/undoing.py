@@ -28,6 +28,7 @@ from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.texts import CONTENTS
+from suggestions.kinds import rules_of
 from suggestions.lifecycle.claims import DECIDED, UndoClaim, claim_undo, release_undo, settle_undo
 from suggestions.lifecycle.follow import holding
 from suggestions.lifecycle.proposing import hunk_records
@@ -36,20 +37,6 @@ from suggestions.markup.undo_record import insert_all, pieces_back
 from suggestions.models import Suggestion
 
 Status = Suggestion.Status
-Kind = Suggestion.Kind
-UNSUPPORTED: dict[tuple[str, str], str] = {
-    (Kind.MOVE, Status.ACCEPTED): "an accepted move cannot be undone here: move the note back",
-    (
-        Kind.DELETE,
-        Status.ACCEPTED,
-    ): "an accepted delete cannot be undone here: restore the note from the trash",
-    (Kind.REPLACE, Status.ACCEPTED): (
-        "an accepted file replacement cannot be undone here: restore an earlier version of the file"
-    ),
-    (Kind.CREATE, Status.REJECTED): (
-        "a rejected new note went to the trash and cannot be undone here: restore it from the trash"
-    ),
-}
 
 
 def undo_window() -> timedelta:
@@ -78,7 +65,7 @@ def undo_refusal(row: Suggestion, *, now: Any = None) -> str | None:
                 "nothing is left to undo"
             )
         return f"it was never decided (it is {row.get_status_display().lower()})"
-    unsupported = UNSUPPORTED.get((str(row.kind), str(row.status)))
+    unsupported = rules_of(row).undo_refused.get(str(row.status))
     if unsupported is not None:
         return unsupported
     if "regions" not in (row.undo or {}):

@@ -33,9 +33,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.docstore import persistence
 from suggestions.audit import audit_records, audit_render
+from suggestions.kinds import rules_of
 from suggestions.lifecycle.cleaning import CLEANABLE, suggestion_clean_up
 from suggestions.lifecycle.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
-from suggestions.lifecycle.filecreate import creates_a_file
 from suggestions.lifecycle.undoing import (
     suggestion_batch_undo,
     suggestion_bulk_undo,
@@ -218,27 +218,12 @@ class ReviewDiff:
 
 
 def review_diff(suggestion: Suggestion) -> ReviewDiff:
-    if suggestion.kind == Suggestion.Kind.MOVE:
-        return ReviewDiff(
-            False, f"Move {suggestion.path} to {suggestion.new_path}; links to it are rewritten."
-        )
-    if suggestion.kind == Suggestion.Kind.DELETE:
-        return ReviewDiff(False, f"Delete {suggestion.path}.")
-    if suggestion.kind == Suggestion.Kind.REPLACE:
-        # A file that holds no markup (JSON, canvas, HTML): the row carries the text before and after.
-        return ReviewDiff(
-            False,
-            f"Replace the content of {suggestion.path} (no markup inside the file; accepting writes the "
-            "new content, and is refused if the file has changed since):",
-            table=diff_table(suggestion.old_text, suggestion.new_text, context=True),
-        )
-    if creates_a_file(suggestion):
-        return ReviewDiff(
-            False,
-            f"Create {suggestion.path} (no markup inside the file; accepting creates it with this content, "
-            "rejecting leaves nothing):",
-            table=diff_table("", suggestion.new_text, context=True),
-        )
+    rules = rules_of(suggestion)
+    # A move, a delete, a new file or a file's whole content (JSON, canvas, HTML): no markup in a note.
+    outside = rules.explained(suggestion) if rules.explained is not None else None
+    if outside is not None:
+        explanation, texts = outside
+        return ReviewDiff(False, explanation, table=diff_table(*texts, context=True) if texts else None)
     raw = persistence.stored_text(suggestion.doc_id)
     changes = own_changes(raw, suggestion.uid) if raw is not None else []
     if raw is None or not changes:
@@ -397,7 +382,7 @@ def bulk_clean_up(
         "opts": opts,
         "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         "queryset": suggestions,
-        "will_change": [s for s in suggestions if s.status in CLEANABLE and s.kind in ("edit", "create")],
+        "will_change": [s for s in suggestions if s.status in CLEANABLE and rules_of(s).marked],
         "media": model_admin.media,
     }
     request.current_app = model_admin.admin_site.name

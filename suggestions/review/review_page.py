@@ -27,6 +27,7 @@ from lensrelay.docstore import persistence
 from lensrelay.docstore.offload import offloaded_sync
 from lensrelay.links.resolve import LinkTarget
 from lensrelay.models import Document
+from suggestions.kinds import rules_of
 from suggestions.lifecycle.deciding import Decision, suggestion_bulk
 from suggestions.lifecycle.undoing import recent_decisions, undo_window
 from suggestions.markup.criticmarkup import Change, parse_changes
@@ -207,7 +208,7 @@ def document_review(*, doc_id: str, unless_version: str | None = None, render: b
             age_of(s.created),
             s.uid in comments,
             comments.get(s.uid) or s.comment,
-            unified_diff(s.old_text, s.new_text, path=s.path) if s.kind == Suggestion.Kind.REPLACE else "",
+            unified_diff(s.old_text, s.new_text, path=s.path) if rules_of(s).whole_file else "",
             (markup_mismatch(raw or "", s) or "its markup was edited")
             if s.status == Suggestion.Status.STALE
             else "",

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from lensrelay.models import Document, Folder
 from suggestions.admin import SuggestionAdmin
 from suggestions.errors import SuggestionError
-from suggestions.lifecycle.filetext import changed_lines, check_json
+from suggestions.lifecycle.filetext import check_json
+from suggestions.markup.shown import changed_lines
 from suggestions.models import Suggestion
 from suggestions.review.admin_views import review_diff
 from suggestions.review.review_page import document_review
