@@ -55,7 +55,15 @@ _CLOSING_FOR: dict[str, tuple[MarkKind, str]] = {
     OPEN_COMMENT: ("comment", CLOSE_COMMENT),
 }
 _DELIMITER_RE = re.compile("|".join(re.escape(d) for d in DELIMITERS))
-_JSON_DECODER = json.JSONDecoder()
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+# Strict JSON, as the browser editor's JSON.parse reads it: Python's decoder alone would take NaN and
+# Infinity, so a mark the editor shows without metadata would carry metadata here.
+_JSON_DECODER = json.JSONDecoder(parse_constant=_not_json)
 # Inside metadata no delimiter (nor the ``@@`` separator) may form, or a mark would end early there.
 _METADATA_FORBIDDEN_RE = re.compile("|".join(re.escape(d) for d in (*DELIMITERS, "@@")))
 _DELIMITER_WIDTH = 3
