@@ -68,7 +68,7 @@ from lensrelay.docstore.store import store_session
 from lensrelay.history.recording import version_record_stored
 from lensrelay.models import Document
 from lensrelay.vault.paths import path_index
-from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
+from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_edits
 
 User.objects.create_superuser({admin!r}, password={password!r})
 folder = {folder!r}

@@ -191,7 +191,7 @@ LENSRELAY_GC_THRESHOLDS = os.environ.get("LENSRELAY_GC_THRESHOLDS", "10000,50,50
 LENSRELAY_SWITCH_INTERVAL_MS = os.environ.get("LENSRELAY_SWITCH_INTERVAL_MS", "0.5")
 # Days a deleted entry stays in its folder's /_trash/ before `manage.py purge_trash` may remove it for good.
 LENSRELAY_TRASH_RETENTION_DAYS = _env_float("LENSRELAY_TRASH_RETENTION_DAYS", 30.0)
-# Seconds during which a reviewer's decision on a suggestion can be undone (suggestions/undoing.py).
+# Seconds during which a reviewer's decision on a suggestion can be undone (suggestions/lifecycle/undoing.py).
 LENSRELAY_UNDO_SECONDS = _env_float("LENSRELAY_UNDO_SECONDS", 600.0)
 
 # Version history (lensrelay/history): a version after this many quiet seconds following edits, and the

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from mcp_tools.registry import ToolError
 from mcp_tools.writing import describe
-from suggestions.filetext import FileOutcome
-from suggestions.proposing import EditSpec, Outcome
+from suggestions.lifecycle.filetext import FileOutcome
+from suggestions.lifecycle.proposing import EditSpec, Outcome
 
 UNCHANGED = "No edit was applied; the document is unchanged."
 

@@ -1,5 +1,6 @@
 """What the tools do with files that are not notes: show text files numbered, describe binaries, feed text
-files to grep, and turn edits into whole-file replacement suggestions (see suggestions/filetext.py)."""
+files to grep, and turn edits into whole-file replacement suggestions (see
+suggestions/lifecycle/filetext.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from lensrelay.vault.paths import DocEntry
 from mcp_tools.engines.catn import format_read
 from mcp_tools.kb import KnowledgeBase, target_of
 from mcp_tools.registry import ToolContext, ToolError
-from suggestions.filetext import (
+from suggestions.lifecycle.filetext import (
     FileContent,
     FileOutcome,
-    changed_lines,
     file_content,
     file_view,
     pending_replacements,
 )
+from suggestions.markup.shown import changed_lines
 
 # ripgrep's `--type` names for the file types a vault holds (`rg --type-list`), plus Obsidian's canvas.
 GREP_TYPES: dict[str, frozenset[str]] = {

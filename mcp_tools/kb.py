@@ -20,7 +20,7 @@ from lensrelay.search.maintain import search_catch_up
 from lensrelay.vault.paths import DocEntry, PathIndex, path_index
 from mcp_tools.engines.grep import Joined, join_docs
 from mcp_tools.registry import ToolContext, ToolError
-from suggestions.accepted_view import accepted_text
+from suggestions.markup.accepted_view import accepted_text
 
 
 @dataclass

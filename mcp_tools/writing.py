@@ -7,8 +7,8 @@ from lensrelay.text.vaultpath import InvalidPath, names_trash, split_user_path, 
 from lensrelay.vault.paths import DocEntry
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext, ToolError
-from suggestions.filetext import binary_refusal
-from suggestions.proposing import Outcome, Proposer
+from suggestions.lifecycle.filetext import binary_refusal
+from suggestions.lifecycle.proposing import Outcome, Proposer
 
 COMMENT_DESCRIPTION = (
     "Optional note to the reviewer explaining why; added as a {>>comment<<} on the suggestion."

@@ -20,20 +20,15 @@ from django.utils.safestring import SafeString, mark_safe
 
 from lensrelay.adminbase import ModelAdmin
 from lensrelay.docstore.store import run_on_store
-from suggestions import admin_views, editor_page, editor_tree, review_page, rollback_page
-from suggestions.filetext import changed_lines
+from suggestions.kinds import rules_of
+from suggestions.lifecycle.moving import delete_linking_paths
+from suggestions.lifecycle.undoing import DECIDED, undo_refusal
+from suggestions.markup.shown import PREVIEW_CHARS, clip
 from suggestions.models import Suggestion
-from suggestions.moving import delete_linking_paths
 from suggestions.permissions import can_review
-from suggestions.undoing import DECIDED, undo_refusal
+from suggestions.review import admin_views, editor_page, editor_tree, review_page, rollback_page
 
-PREVIEW_CHARS = 40
 MAX_PREVIEW_HUNKS = 3
-
-
-def clip(text: str, limit: int = PREVIEW_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class StatusFilter(admin.SimpleListFilter):
@@ -146,22 +141,11 @@ class SuggestionAdmin(ModelAdmin):
 
     @admin.display(description="Suggestion")
     def what(self, obj: Suggestion) -> str:
-        if obj.kind == Suggestion.Kind.MOVE:
-            return f"Move {obj.path} to {obj.new_path}" + (
-                " (a folder and all in it)" if obj.moves_folder else ""
-            )
-        if obj.kind == Suggestion.Kind.DELETE:
-            return f"Delete {obj.path}"
-        if obj.kind == Suggestion.Kind.CREATE:
-            return f"Create {obj.path}"
-        if obj.kind == Suggestion.Kind.REPLACE:
-            return f"Replace the content of {obj.path}"
-        parts = len(obj.hunks or [])
-        return f"Edit of {obj.path}" + (f" in {parts} places" if parts > 1 else "")
+        return rules_of(obj).what(obj)
 
     @admin.display(description="Rolled back")
     def rolled_back(self, obj: Suggestion) -> str:
-        """Who rolled the accepted text back, and when (suggestions/rollback.py)."""
+        """Who rolled the accepted text back, and when (suggestions/lifecycle/rollback.py)."""
         if obj.rolled_back_at is None:
             return "-"
         by = obj.rolled_back_by.get_username() if obj.rolled_back_by is not None else "someone"
@@ -201,12 +185,9 @@ class SuggestionAdmin(ModelAdmin):
 
     @admin.display(description="Old → new")
     def preview(self, obj: Suggestion) -> SafeString:
-        if obj.kind == Suggestion.Kind.MOVE:
-            return format_html("move → {}", clip(obj.new_path))
-        if obj.kind == Suggestion.Kind.DELETE:
-            return format_html("<del>delete document</del>")
-        if obj.kind == Suggestion.Kind.REPLACE:
-            return format_html("replace file: {}", changed_lines(obj.old_text, obj.new_text))
+        preview = rules_of(obj).preview
+        if preview is not None:  # no hunks to show
+            return preview(obj)
         hunks = obj.hunks or [{"old": obj.old_text, "new": obj.new_text}]
         shown = [
             _hunk_preview(h.get("old", ""), h.get("new", ""), h.get("before", ""), h.get("after", ""))
@@ -347,7 +328,7 @@ class SuggestionAdmin(ModelAdmin):
                 extra["undo_refusal"] = refusal or ""
                 extra["can_undo"] = refusal is None and self.has_review_permission(request)
                 extra["undo_url"] = reverse("admin:suggestions_suggestion_undo", args=[suggestion.uid])
-            if suggestion.kind == Suggestion.Kind.DELETE and suggestion.is_pending:
+            if rules_of(suggestion).accepting == "trash" and suggestion.is_pending:
                 # All of them, whichever folders the proposing token saw: it was not told of the others.
                 extra["linking"] = run_on_store(
                     functools.partial(delete_linking_paths, doc_id=suggestion.doc_id)

@@ -11,8 +11,9 @@ class SuggestionsConfig(AppConfig):
         # and purges, and the one that tells webhooks of decisions.
         from lensrelay.docstore.derived import derived_view
         from lensrelay.docstore.texts import set_view
-        from suggestions import follow, purging, restoring, webhooks  # noqa: F401
-        from suggestions.accepted_view import accepted_text
+        from suggestions import webhooks  # noqa: F401
+        from suggestions.lifecycle import follow, purging, restoring  # noqa: F401
+        from suggestions.markup.accepted_view import accepted_text
         from suggestions.metrics import connect_metrics
 
         # The suggestion follower, a derived view: with a derive process, a view of its every pass; inline,

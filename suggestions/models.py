@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from lensrelay.models import ApiToken, Document, Folder
+from suggestions.markup.records import HunkRecord, UndoRecord
 
 
 def new_uid() -> str:
@@ -28,13 +29,16 @@ class Suggestion(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
-        # A reviewer has claimed the decision and the document is being changed (see suggestions/claims.py).
+        # A reviewer has claimed the decision and the document is being changed (see
+        # suggestions/lifecycle/claims.py).
         ACCEPTING = "accepting", "Being accepted"
         REJECTING = "rejecting", "Being rejected"
-        # A reviewer has claimed undoing the decision; its markup is being written back (suggestions/undoing).
+        # A reviewer has claimed undoing the decision; its markup is being written back
+        # (suggestions/lifecycle/undoing.py).
         UNDOING = "undoing", "Being undone"
         # A reviewer has claimed rolling back an accepted change; its old text is being written back
-        # (suggestions/rollback.py). Rolled back: the accepted text was replaced by the old one again.
+        # (suggestions/lifecycle/rollback.py). Rolled back: the accepted text was replaced by the old one
+        # again.
         REVERTING = "reverting", "Being rolled back"
         REVERTED = "reverted", "Rolled back"
         ACCEPTED = "accepted", "Accepted"
@@ -67,7 +71,7 @@ class Suggestion(models.Model):
         help_text="For a file replacement: the sha256 of the content it was proposed on; accepting it "
         "is refused once the file has changed",
     )
-    hunks = models.JSONField(
+    hunks: models.JSONField[list[HunkRecord], list[HunkRecord]] = models.JSONField(
         default=list, help_text="Each hunk's base and new text and its Yjs sticky start and end positions"
     )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True)
@@ -78,7 +82,7 @@ class Suggestion(models.Model):
     )
     note = models.TextField(blank=True, help_text="The reviewer's note, shown to the assistant")
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
-    undo = models.JSONField(
+    undo: models.JSONField[UndoRecord, UndoRecord] = models.JSONField(
         default=dict,
         blank=True,
         help_text="How to undo the last decision: what it removed from the text and the Yjs positions around "
@@ -110,7 +114,7 @@ class Suggestion(models.Model):
 
 class SuggestionHold(models.Model):
     """A document whose markup and rows are being changed together (a proposal, a decision, an undo, a
-    restore): the follower (suggestions.follow) leaves it alone while the hold stands. Written and
+    restore): the follower (suggestions.lifecycle.follow) leaves it alone while the hold stands. Written and
     committed before the markup changes, deleted after the rows are committed; `expires_at` lets the
     follower go on when the process holding it died."""
 

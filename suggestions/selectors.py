@@ -9,9 +9,10 @@ from datetime import datetime
 
 from django.db.models import Count, Min, QuerySet
 
-from suggestions.accepted_view import build_accepted_view
-from suggestions.criticmarkup import Change, contains_delimiters, mark_id
-from suggestions.integrity import markup_mismatch
+from suggestions.kinds import MARKED_KINDS
+from suggestions.markup.accepted_view import build_accepted_view
+from suggestions.markup.criticmarkup import Change, contains_delimiters, mark_id
+from suggestions.markup.integrity import markup_mismatch
 from suggestions.models import Suggestion
 
 EDIT_KINDS = frozenset({"replace", "insert", "delete", "substitution"})
@@ -105,8 +106,9 @@ def _broken(change: Change, intact: set[str]) -> bool:
 
 def pending_rows(doc_id: str) -> list[Suggestion]:
     """The document's pending suggestions that have markup in its text."""
-    kinds = [Suggestion.Kind.EDIT, Suggestion.Kind.CREATE]
-    return list(Suggestion.objects.filter(doc_id=doc_id, status=Suggestion.Status.PENDING, kind__in=kinds))
+    return list(
+        Suggestion.objects.filter(doc_id=doc_id, status=Suggestion.Status.PENDING, kind__in=MARKED_KINDS)
+    )
 
 
 def _clip(text: str, limit: int = 80) -> str:

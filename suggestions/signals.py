@@ -8,6 +8,6 @@ from django.dispatch import Signal
 # rejected, stale or superseded), whoever made it: a reviewer in the admin, an editor removing the markup, a
 # clean-up, a version restore that removed the markup, a later edit that superseded it. Every path that
 # takes a suggestion out of pending sends it, so its session always hears. An undone decision sends it too
-# (the status is pending again, suggestions/undoing.py), with `by` (the staff user or None) and `undone` (the
-# status it took back), as does rolling an accepted change back (the status is `reverted`).
+# (the status is pending again, suggestions/lifecycle/undoing.py), with `by` (the staff user or None) and
+# `undone` (the status it took back), as does rolling an accepted change back (the status is `reverted`).
 suggestion_decided = Signal()

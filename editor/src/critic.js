@@ -1,4 +1,4 @@
-// CriticMarkup in the browser: the same marks suggestions/criticmarkup.py finds (non-greedy, no nesting,
+// CriticMarkup in the browser: the same marks suggestions/markup/criticmarkup.py finds (non-greedy, no nesting,
 // optional `{json}@@` metadata), grouped into changes by their suggestion id. Positions are JavaScript
 // string (UTF-16) indices, which is what CodeMirror and Y.Text use.
 
@@ -14,16 +14,20 @@ const WIDTH = 3;
 
 function splitMetadata(body) {
   if (!body.startsWith("{")) return [null, 0];
-  // The metadata is a flat JSON object whose strings never hold "@@" (the server escapes it).
-  const end = body.indexOf("}@@");
-  if (end < 0) return [null, 0];
-  try {
-    const value = JSON.parse(body.slice(0, end + 1));
+  // The metadata is the JSON object at the start of the body, followed by "@@". The server escapes "@@"
+  // inside its strings, but other writers may not: a "}@@" inside a string is skipped, as the server's
+  // parser skips it. An object's text ends at exactly one "}", so the first "}@@" that ends valid JSON is it.
+  for (let end = body.indexOf("}@@"); end >= 0; end = body.indexOf("}@@", end + 1)) {
+    let value;
+    try {
+      value = JSON.parse(body.slice(0, end + 1));
+    } catch {
+      continue;
+    }
     if (value === null || typeof value !== "object" || Array.isArray(value)) return [null, 0];
     return [value, end + 3];
-  } catch {
-    return [null, 0];
   }
+  return [null, 0];
 }
 
 /** Every mark of `text`, in order: {kind, from, to, contentFrom, contentTo, metaFrom, metadata, sepAt}. */

@@ -34,7 +34,7 @@ function colorOf(name) {
 
 // -- tracked changes ------------------------------------------------------------------------------------
 
-// As NOTE_MAX_CHARS in suggestions/review_page.py (the server cuts a longer note too).
+// As NOTE_MAX_CHARS in suggestions/review/review_page.py (the server cuts a longer note too).
 const NOTE_MAX_CHARS = 2000;
 const setView = StateEffect.define();
 const setPending = StateEffect.define();
@@ -216,32 +216,173 @@ function trackedChanges(canReview) {
 // -- the page ---------------------------------------------------------------------------------------------
 
 function start() {
-  const config = JSON.parse(document.getElementById("lr-editor-config").textContent);
-  const root = document.getElementById("lr-editor");
+  const page = openPage();
+  startFileTree(page.config);
+  if (!page.config.text) return; // a binary file: the template shows its preview or download
+  connect(page);
+  const review = new Review(page);
+  page.view = createEditor(page, review);
+  window.lensEditor = { view: page.view, ydoc: page.ydoc, ytext: page.ytext, provider: page.provider };
+  bindDecisionControls(page, review);
+  bindViewSwitch(page);
+  bindBulkAndUndo(review);
+  followPending(page, review);
+  showPresence(page);
+  showConnection(page);
+}
+
+/** The page's config (written by the template), its editor element and the status line. */
+function openPage() {
   const status = document.getElementById("lr-status");
-  const say = (message, level = "info") => {
-    status.textContent = message;
-    status.dataset.level = level;
+  return {
+    config: JSON.parse(document.getElementById("lr-editor-config").textContent),
+    root: document.getElementById("lr-editor"),
+    say(message, level = "info") {
+      status.textContent = message;
+      status.dataset.level = level;
+    },
   };
-  startFileTree(config);
-  if (!config.text) return; // a binary file: the template shows its preview or download
+}
 
-  const ydoc = new Y.Doc();
-  const ytext = ydoc.getText("contents");
+/** The document's Yjs text over the relay's socket, with this person in its awareness. */
+function connect(page) {
+  const { config } = page;
+  page.ydoc = new Y.Doc();
+  page.ytext = page.ydoc.getText("contents");
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  const provider = new WebsocketProvider(`${scheme}//${location.host}${config.wsPath}`, config.docId, ydoc);
+  page.provider = new WebsocketProvider(`${scheme}//${location.host}${config.wsPath}`, config.docId, page.ydoc);
   const me = config.user;
-  provider.awareness.setLocalStateField("user", { name: me, color: colorOf(me), colorLight: `${colorOf(me)}33` });
+  page.provider.awareness.setLocalStateField("user", { name: me, color: colorOf(me), colorLight: `${colorOf(me)}33` });
+}
 
-  const field = trackedChanges(config.canReview);
-  const readOnly = new Compartment();
+/** The suggestions (changes with an id) in the note as the editor now shows it. */
+function suggestionsIn(page) {
+  return page.view.state.field(page.field).changes.filter((c) => c.id);
+}
+
+/** The note typed for a suggestion in its inline field, if any. */
+function noteFor(root, uid) {
+  const input = [...root.querySelectorAll("input.lr-note")].find((field) => field.dataset.suggestion === uid);
+  return input ? input.value.trim() : "";
+}
+
+// Deciding from the page: one suggestion, all of them, and undoing the last decision taken here. The pending
+// rows (their proposed hunks) tell a stale suggestion from a fresh one; they are fetched again after every
+// decision and whenever the note's suggestions change.
+class Review {
+  constructor(page) {
+    this.page = page;
+    this.pending = new Map();
+    this.lastDecided = null;
+    this.refreshing = null;
+    this.undoButton = document.getElementById("lr-undo");
+    this.pendingCount = document.getElementById("lr-pending");
+  }
+
+  remember(uid, batch) {
+    this.lastDecided = { uid, batch };
+    this.undoButton.hidden = false;
+  }
+
+  async decide(uid, decision, note = "") {
+    const { config, say } = this.page;
+    if (!config.canReview) return say("Deciding needs the permission to review suggestions.", "error");
+    say(`${{ accept: "Accepting", reject: "Rejecting", clean_up: "Cleaning up" }[decision]}…`);
+    const answer = await postForm(config.decideUrl.replace("UID", uid), { decision, note });
+    if (answer.ok && decision !== "clean_up") {
+      this.remember(uid, false);
+      say(answer.message || `${decision}ed`, "success");
+    } else if (!answer.ok) say(answer.reason || answer.message || "refused", "error");
+    else say(answer.message, "success");
+    this.refresh();
+    return answer;
+  }
+
+  /** Accept all / Reject all, confirmed first. */
+  async decideAll(accept) {
+    const { config, say } = this.page;
+    const count = this.pending.size;
+    if (!count || !window.confirm(`${accept ? "Accept" : "Reject"} all ${count} pending suggestions of this note?`)) return;
+    say(`${accept ? "Accepting" : "Rejecting"} all…`);
+    const answer = await postForm(config.decideAllUrl, { decision: accept ? "accept" : "reject" });
+    say(answer.message || answer.reason || "", answer.ok ? "success" : "error");
+    // A bulk decision is undone as a whole: the undo endpoint takes any of its suggestions.
+    if (answer.decided && answer.decided.length) this.remember(answer.decided[0], true);
+    this.refresh();
+  }
+
+  /** Undo the last decision taken on this page. */
+  async undo() {
+    const { config, say } = this.page;
+    if (!this.lastDecided) return;
+    const { uid, batch } = this.lastDecided;
+    const answer = await postForm(config.undoUrl.replace("UID", uid), batch ? { batch: "1" } : {});
+    say(answer.message || answer.reason || (answer.ok ? "undone" : "refused"), answer.ok ? "success" : "error");
+    if (answer.ok) (this.lastDecided = null), (this.undoButton.hidden = true);
+    this.refresh();
+  }
+
+  refresh() {
+    if (this.refreshing) return this.refreshing;
+    const { config, view } = this.page;
+    this.refreshing = (async () => {
+      try {
+        const response = await fetch(config.pendingUrl, { credentials: "same-origin" });
+        if (!response.ok) return;
+        const rows = await response.json();
+        this.pending = new Map(rows.pending.map((row) => [row.uid, row]));
+        this.pendingCount.textContent = String(this.pending.size);
+        for (const button of document.querySelectorAll("button[data-all]")) button.disabled = !this.pending.size || !config.canReview;
+        view.dispatch({ effects: setPending.of(this.pending) });
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+}
+
+/** CodeMirror on the Yjs text, with the tracked changes and the review keys (Alt-N/P/A/R). */
+function createEditor(page, review) {
+  const { config } = page;
+  page.field = trackedChanges(config.canReview);
+  page.readOnly = new Compartment();
   const language = config.markdown ? [markdown(), syntaxHighlighting(defaultHighlightStyle, { fallback: true })] : [];
-  let current = 0;
+  const keys = reviewKeys(page, review);
+  return new EditorView({
+    parent: page.root,
+    state: EditorState.create({
+      doc: page.ytext.toString(),
+      extensions: [
+        lineNumbers(),
+        highlightSpecialChars(),
+        drawSelection(),
+        highlightActiveLine(),
+        EditorView.lineWrapping,
+        language,
+        page.field,
+        page.readOnly.of([EditorState.readOnly.of(!config.canEdit), EditorView.editable.of(true)]),
+        keymap.of([
+          { key: "Alt-n", run: () => keys.focusChange(1) },
+          { key: "Alt-p", run: () => keys.focusChange(-1) },
+          { key: "Alt-a", run: () => keys.decideAtCursor("accept") },
+          { key: "Alt-r", run: () => keys.decideAtCursor("reject") },
+          ...defaultKeymap,
+        ]),
+        yCollab(page.ytext, page.provider.awareness),
+      ],
+    }),
+  });
+}
 
-  const changesNow = () => view.state.field(field).changes.filter((c) => c.id);
+/** Moving between suggestions and deciding the one at the cursor. */
+function reviewKeys(page, review) {
+  const { say } = page;
+  let current = 0;
   const focusChange = (direction) => {
-    const changes = changesNow();
+    const changes = suggestionsIn(page);
     if (!changes.length) return say("No suggestions in this note.");
+    const view = page.view;
     const head = view.state.selection.main.head;
     let target;
     if (direction > 0) target = changes.find((c) => c.from > head) || changes[0];
@@ -254,77 +395,41 @@ function start() {
     return true;
   };
   const changeAtCursor = () => {
-    const head = view.state.selection.main.head;
-    return changesNow().find((c) => c.from <= head && head <= c.to);
-  };
-  const noteFor = (uid) => {
-    const field = [...root.querySelectorAll("input.lr-note")].find((input) => input.dataset.suggestion === uid);
-    return field ? field.value.trim() : "";
-  };
-  const decide = async (uid, decision, note = "") => {
-    if (!config.canReview) return say("Deciding needs the permission to review suggestions.", "error");
-    say(`${{ accept: "Accepting", reject: "Rejecting", clean_up: "Cleaning up" }[decision]}…`);
-    const answer = await postForm(config.decideUrl.replace("UID", uid), { decision, note });
-    if (answer.ok && decision !== "clean_up") {
-      lastDecided = { uid, batch: false };
-      undoButton.hidden = false;
-      say(answer.message || `${decision}ed`, "success");
-    } else if (!answer.ok) say(answer.reason || answer.message || "refused", "error");
-    else say(answer.message, "success");
-    refreshPending();
-    return answer;
+    const head = page.view.state.selection.main.head;
+    return suggestionsIn(page).find((c) => c.from <= head && head <= c.to);
   };
   const decideAtCursor = (decision) => {
-    const change = changeAtCursor() || changesNow()[0];
+    const change = changeAtCursor() || suggestionsIn(page)[0];
     if (!change) {
       say("No suggestion here.");
       return true;
     }
-    decide(change.id, decision, noteFor(change.id));
+    review.decide(change.id, decision, noteFor(page.root, change.id));
     return true;
   };
+  return { focusChange, decideAtCursor };
+}
 
-  const view = new EditorView({
-    parent: root,
-    state: EditorState.create({
-      doc: ytext.toString(),
-      extensions: [
-        lineNumbers(),
-        highlightSpecialChars(),
-        drawSelection(),
-        highlightActiveLine(),
-        EditorView.lineWrapping,
-        language,
-        field,
-        readOnly.of([EditorState.readOnly.of(!config.canEdit), EditorView.editable.of(true)]),
-        keymap.of([
-          { key: "Alt-n", run: () => focusChange(1) },
-          { key: "Alt-p", run: () => focusChange(-1) },
-          { key: "Alt-a", run: () => decideAtCursor("accept") },
-          { key: "Alt-r", run: () => decideAtCursor("reject") },
-          ...defaultKeymap,
-        ]),
-        yCollab(ytext, provider.awareness),
-      ],
-    }),
-  });
-  window.lensEditor = { view, ydoc, ytext, provider };
-
+/** The inline buttons, and Alt-A / Alt-R in a note field (where the editor's keymap does not run). */
+function bindDecisionControls(page, review) {
+  const { root } = page;
   root.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-decision]");
     if (!button) return;
     const uid = button.dataset.suggestion;
-    await decide(uid, button.dataset.decision, noteFor(uid));
+    await review.decide(uid, button.dataset.decision, noteFor(root, uid));
   });
-  // In a note field the editor's keymap does not run: Alt-A / Alt-R decide that field's suggestion.
   root.addEventListener("keydown", (event) => {
     const field = event.target.closest && event.target.closest("input.lr-note");
     if (!field || !event.altKey || !["KeyA", "KeyR"].includes(event.code)) return;
     event.preventDefault();
-    decide(field.dataset.suggestion, event.code === "KeyA" ? "accept" : "reject", field.value.trim());
+    review.decide(field.dataset.suggestion, event.code === "KeyA" ? "accept" : "reject", field.value.trim());
   });
+}
 
-  // The three views; the two previews are read-only (they hide part of the text).
+/** The three views; the two previews are read-only (they hide part of the text). */
+function bindViewSwitch(page) {
+  const { config, view, readOnly } = page;
   document.querySelectorAll("input[name=lr-view]").forEach((input) =>
     input.addEventListener("change", () => {
       view.dispatch({
@@ -335,67 +440,30 @@ function start() {
       });
     }),
   );
+}
 
-  // Accept all / Reject all, confirmed first.
-  const pendingCount = document.getElementById("lr-pending");
+function bindBulkAndUndo(review) {
   for (const button of document.querySelectorAll("button[data-all]")) {
-    button.addEventListener("click", async () => {
-      const accept = button.dataset.all === "accept";
-      const count = pendingMap.size;
-      if (!count || !window.confirm(`${accept ? "Accept" : "Reject"} all ${count} pending suggestions of this note?`)) return;
-      say(`${accept ? "Accepting" : "Rejecting"} all…`);
-      const answer = await postForm(config.decideAllUrl, { decision: accept ? "accept" : "reject" });
-      say(answer.message || answer.reason || "", answer.ok ? "success" : "error");
-      if (answer.decided && answer.decided.length) {
-        // A bulk decision is undone as a whole: the undo endpoint takes any of its suggestions.
-        lastDecided = { uid: answer.decided[0], batch: true };
-        undoButton.hidden = false;
-      }
-      refreshPending();
-    });
+    button.addEventListener("click", () => review.decideAll(button.dataset.all === "accept"));
   }
+  review.undoButton.addEventListener("click", () => review.undo());
+}
 
-  // Undo the last decision taken on this page.
-  let lastDecided = null;
-  const undoButton = document.getElementById("lr-undo");
-  undoButton.addEventListener("click", async () => {
-    if (!lastDecided) return;
-    const answer = await postForm(config.undoUrl.replace("UID", lastDecided.uid), lastDecided.batch ? { batch: "1" } : {});
-    say(answer.message || answer.reason || (answer.ok ? "undone" : "refused"), answer.ok ? "success" : "error");
-    if (answer.ok) (lastDecided = null), (undoButton.hidden = true);
-    refreshPending();
-  });
-
-  // The pending rows (their proposed hunks) tell a stale suggestion from a fresh one.
-  let pendingMap = new Map();
-  let refreshing = null;
-  async function refreshPending() {
-    if (refreshing) return refreshing;
-    refreshing = (async () => {
-      try {
-        const response = await fetch(config.pendingUrl, { credentials: "same-origin" });
-        if (!response.ok) return;
-        const rows = await response.json();
-        pendingMap = new Map(rows.pending.map((row) => [row.uid, row]));
-        pendingCount.textContent = String(pendingMap.size);
-        for (const button of document.querySelectorAll("button[data-all]")) button.disabled = !pendingMap.size || !config.canReview;
-        view.dispatch({ effects: setPending.of(pendingMap) });
-      } finally {
-        refreshing = null;
-      }
-    })();
-    return refreshing;
-  }
+/** The pending rows, fetched now and again whenever the suggestions in the note change. */
+function followPending(page, review) {
   let markupSeen = "";
-  ytext.observe(() => {
-    const ids = changesNow().map((c) => c.id).join(",");
-    if (ids !== markupSeen) (markupSeen = ids), refreshPending();
+  page.ytext.observe(() => {
+    const ids = suggestionsIn(page).map((c) => c.id).join(",");
+    if (ids !== markupSeen) (markupSeen = ids), review.refresh();
   });
-  refreshPending();
+  review.refresh();
+}
 
-  // Who is here.
+/** Who is here. */
+function showPresence(page) {
+  const { provider, ydoc } = page;
   const bar = document.getElementById("lr-presence");
-  const showPresence = () => {
+  const show = () => {
     bar.replaceChildren();
     for (const [clientId, state] of provider.awareness.getStates()) {
       if (!state.user) continue;
@@ -406,9 +474,13 @@ function start() {
       bar.append(chip);
     }
   };
-  provider.awareness.on("change", showPresence);
-  showPresence();
+  provider.awareness.on("change", show);
+  show();
+}
 
+/** The connection's state; a close code 4400-4499 (refused for good) stops reconnecting. */
+function showConnection(page) {
+  const { provider, root, say } = page;
   const connection = document.getElementById("lr-connection");
   provider.on("status", ({ status: s }) => {
     connection.textContent = s === "connected" ? "live" : s;

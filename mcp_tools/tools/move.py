@@ -6,7 +6,7 @@ from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, refuse_trash_path, refuse_windows_name
 from suggestions.errors import SuggestionError
-from suggestions.moving import suggestion_propose_move
+from suggestions.lifecycle.moving import suggestion_propose_move
 
 
 class MoveArgs(ToolArgs):

@@ -9,8 +9,8 @@ from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, tool
 from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read, writable_entry
 from suggestions.errors import SuggestionError
-from suggestions.filetext import FileOutcome, suggestion_propose_file_change
-from suggestions.proposing import EditSpec, Outcome, suggestion_propose_edits
+from suggestions.lifecycle.filetext import FileOutcome, suggestion_propose_file_change
+from suggestions.lifecycle.proposing import EditSpec, Outcome, suggestion_propose_edits
 
 
 class OneEdit(ToolArgs):

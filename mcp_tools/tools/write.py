@@ -18,9 +18,9 @@ from mcp_tools.writing import (
     require_read,
 )
 from suggestions.errors import SuggestionError
-from suggestions.filecreate import CREATABLE_EXTENSIONS, suggestion_propose_file_create
-from suggestions.filetext import suggestion_propose_file_change
-from suggestions.proposing import suggestion_propose_create, suggestion_propose_edits
+from suggestions.lifecycle.filecreate import CREATABLE_EXTENSIONS, suggestion_propose_file_create
+from suggestions.lifecycle.filetext import suggestion_propose_file_change
+from suggestions.lifecycle.proposing import suggestion_propose_create, suggestion_propose_edits
 
 
 class WriteArgs(ToolArgs):

@@ -7,7 +7,7 @@ from typing import Any
 from django import template
 from django.urls import reverse
 
-from suggestions.review_page import age_of, document_review
+from suggestions.review.review_page import age_of, document_review
 from suggestions.selectors import (
     documents_with_pending,
     pending_by_folder,

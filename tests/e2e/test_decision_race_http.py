@@ -42,8 +42,8 @@ from django.core.management import call_command
 from lensrelay.docstore.store import store_session
 from lensrelay.models import Folder
 from lensrelay.vault.paths import path_index
-from suggestions.proposing import EditSpec, Proposer, suggestion_propose_create, suggestion_propose_edits
-from suggestions.proposing import suggestion_propose_move_or_delete
+from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_create
+from suggestions.lifecycle.proposing import suggestion_propose_edits, suggestion_propose_move_or_delete
 call_command("import_vault", {vault!r}, folder="Race")
 review = Permission.objects.filter(codename__in=["view_suggestion", "review_suggestion"])
 for name in {reviewers!r}:

@@ -579,7 +579,7 @@ async def test_a_suggestion_a_person_typed_inside_shows_as_stale_with_its_choice
     # Either the accept finds the person's words inside it, or the follower has already marked it stale.
     assert "edited" in status or "already stale" in status, status
     # still shown as stale (the row is stale now), and cleaning up removes the markup, restores the text it
-    # would have replaced and keeps the person's words (suggestions.cleaning)
+    # would have replaced and keeps the person's words (suggestions.lifecycle.cleaning)
     await ann.do(lambda p: p.click(f"button.lr-clean_up[data-suggestion='{uid}']"))
     expected = text_of("Stale").replace("lazy dog", "lazy dogsleepy old cat")
     assert await person.wait_text(equals=expected) == expected

@@ -39,8 +39,8 @@ from django.contrib.auth.models import User
 from lensrelay.docstore.persistence import stored_text
 from lensrelay.docstore.store import store_session
 from lensrelay.vault.paths import path_index
-from suggestions.deciding import suggestion_decide
-from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
+from suggestions.lifecycle.deciding import suggestion_decide
+from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_edits
 
 async def run():
     reviewer = await User.objects.acreate(username={reviewer!r}, is_staff=True, is_superuser=True)

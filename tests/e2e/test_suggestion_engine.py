@@ -20,8 +20,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from suggestions.criticmarkup import mark_id, parse
-from suggestions.rewriting import accepted_of, base_of
+from suggestions.markup.criticmarkup import mark_id, parse
+from suggestions.markup.rewriting import accepted_of, base_of
 
 from .conftest import YClientFactory
 from .relay import Relay, poll

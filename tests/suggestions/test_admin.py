@@ -19,10 +19,16 @@ from lensrelay.docstore.offsets import text_delete
 from lensrelay.docstore.texts import CONTENTS, text_cache
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
-from suggestions.admin_views import diff_table, inline_lines, line_groups, own_changes, without_metadata
-from suggestions.criticmarkup import render_metadata, render_replacement
+from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_edits
+from suggestions.markup.criticmarkup import render_metadata, render_replacement
 from suggestions.models import Suggestion
-from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
+from suggestions.review.admin_views import (
+    diff_table,
+    inline_lines,
+    line_groups,
+    own_changes,
+    without_metadata,
+)
 
 ORIGINAL = "# Fox\n\nThe quick brown fox jumps over the lazy dog.\nA <b>bold</b> line & more.\n"
 CHANGELIST = "/admin/suggestions/suggestion/"

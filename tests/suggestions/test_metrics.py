@@ -15,12 +15,12 @@ from prometheus_client import REGISTRY
 
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
-from suggestions.deciding import suggestion_decide
+from suggestions.lifecycle.deciding import suggestion_decide
+from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_edits
+from suggestions.lifecycle.undoing import suggestions_undo_decided
 from suggestions.metrics import PENDING_GAUGE, suggestions_pending
 from suggestions.models import Suggestion
-from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
 from suggestions.signals import suggestion_decided
-from suggestions.undoing import suggestions_undo_decided
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

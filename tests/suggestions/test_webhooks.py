@@ -17,18 +17,18 @@ from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from lensrelay.webhooks.delivery import events_release
 from lensrelay.webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from suggestions.deciding import suggestion_decide
-from suggestions.proposing import (
+from suggestions.lifecycle.deciding import suggestion_decide
+from suggestions.lifecycle.proposing import (
     EditSpec,
     Proposer,
     suggestion_propose_edits,
     suggestion_propose_move_or_delete,
 )
-from suggestions.rollback import assistant_rollback_in_store, assistant_rollback_plan_in_store
+from suggestions.lifecycle.rollback import assistant_rollback_in_store, assistant_rollback_plan_in_store
 
+from .lifecycle.test_rollback import propose as propose_as
+from .lifecycle.test_undoing import undo_url
 from .test_admin import client_for, decide_url, propose
-from .test_rollback import propose as propose_as
-from .test_undoing import undo_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

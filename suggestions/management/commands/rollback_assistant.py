@@ -15,15 +15,15 @@ from django.utils import timezone
 
 from lensrelay.docstore.store import get_store
 from lensrelay.models import ApiToken
-from suggestions.management.commands.audit_export import _moment
-from suggestions.permissions import can_review
-from suggestions.rollback import (
+from suggestions.lifecycle.rollback import (
     RollbackError,
     RollbackPlan,
     RollbackResult,
     assistant_rollback_in_store,
     assistant_rollback_plan_in_store,
 )
+from suggestions.management.commands.audit_export import _moment
+from suggestions.permissions import can_review
 
 
 class Command(BaseCommand):

@@ -27,9 +27,9 @@ from lensrelay.search.maintain import _markdown_documents
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_create
 from lensrelay.vault.paths import path_index
-from suggestions.follow import outcome_in_text
+from suggestions.lifecycle.follow import outcome_in_text
+from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_edits
 from suggestions.models import Suggestion
-from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -30,8 +30,8 @@ from lensrelay.vault.paths import path_index
 from lensrelay.vault.trash import documents_trash
 from mcp_tools.models import McpEvent, McpSubscription
 from mcp_tools.notifications import produce
-from suggestions import follow
-from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
+from suggestions.lifecycle import follow
+from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_edits
 from tests.lensrelay.sync.test_consumer import connect, decode, edit
 from tests.mcp_tools.notifications.test_produce import listening
 

@@ -23,7 +23,7 @@ from lensrelay.semantic.vectors import NoteRow, passages_write
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.folders import folder_create, folder_settled
 from lensrelay.vault.moves import FolderRef, move_entries
-from suggestions.accepted_view import accepted_text
+from suggestions.markup.accepted_view import accepted_text
 from tests.lensrelay.semantic.helpers import semantic, settle
 
 __all__ = ["semantic"]

@@ -15,8 +15,8 @@ from lensrelay.models import ApiToken
 from lensrelay.vault.folders import folder_create, folder_delete
 from mcp_tools.models import McpEvent, McpSession
 from mcp_tools.notifications import events
-from suggestions import claims
-from suggestions.follow import _settle
+from suggestions.lifecycle import claims
+from suggestions.lifecycle.follow import _settle
 from suggestions.models import Suggestion
 from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory, http, mcp, tokens
 

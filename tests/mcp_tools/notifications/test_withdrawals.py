@@ -16,8 +16,8 @@ from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from mcp_tools.models import McpSession
 from mcp_tools.notifications import events
+from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_edits
 from suggestions.models import Suggestion
-from suggestions.proposing import EditSpec, Proposer, suggestion_propose_edits
 from tests.mcp_tools.notifications.logged import logged_params
 
 pytestmark = pytest.mark.django_db(transaction=True)

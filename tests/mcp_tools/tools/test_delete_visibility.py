@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.trash import DeleteRefused, documents_trash
-from suggestions.moving import delete_linking_paths
+from suggestions.lifecycle.moving import delete_linking_paths
 from tests.mcp_tools.tools.conftest import access
 
 pytestmark = pytest.mark.django_db(transaction=True)

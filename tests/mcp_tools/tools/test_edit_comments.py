@@ -10,8 +10,8 @@ from asgiref.sync import sync_to_async
 
 from lensrelay.docstore.texts import text_cache
 from lensrelay.vault.documents import document_create
-from suggestions.criticmarkup import accept_all, reject_all
-from suggestions.deciding import suggestion_decide
+from suggestions.lifecycle.deciding import suggestion_decide
+from suggestions.markup.criticmarkup import accept_all, reject_all
 from suggestions.models import Suggestion
 
 pytestmark = pytest.mark.django_db(transaction=True)

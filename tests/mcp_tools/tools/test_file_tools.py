@@ -15,7 +15,7 @@ from lensrelay.docstore import folderdoc
 from lensrelay.models import Document
 from lensrelay.vault.attachments import attachment_bytes, attachment_write
 from lensrelay.vault.documents import document_create
-from suggestions.deciding import suggestion_decide
+from suggestions.lifecycle.deciding import suggestion_decide
 from suggestions.models import Suggestion
 from tests.mcp_tools.tools.conftest import access
 

@@ -12,7 +12,7 @@ from lensrelay.docstore import folderdoc
 from lensrelay.docstore.texts import text_cache
 from lensrelay.models import Document, Folder
 from lensrelay.vault.documents import document_create
-from suggestions.deciding import suggestion_decide
+from suggestions.lifecycle.deciding import suggestion_decide
 from suggestions.models import Suggestion
 from tests.mcp_tools.tools.conftest import access
 

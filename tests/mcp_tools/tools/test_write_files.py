@@ -12,8 +12,8 @@ from lensrelay.files.kinds import stored_as_text
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from mcp_tools.kb import open_kb
-from suggestions.deciding import suggestion_decide
-from suggestions.filetext import file_content
+from suggestions.lifecycle.deciding import suggestion_decide
+from suggestions.lifecycle.filetext import file_content
 from suggestions.models import Suggestion
 from tests.mcp_tools.tools.conftest import access
 

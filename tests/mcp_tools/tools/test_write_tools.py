@@ -11,8 +11,8 @@ from asgiref.sync import sync_to_async
 from lensrelay.docstore.texts import text_cache
 from lensrelay.models import Folder
 from lensrelay.vault.documents import document_create
-from suggestions.criticmarkup import accept_all, parse, reject_all
-from suggestions.deciding import suggestion_decide
+from suggestions.lifecycle.deciding import suggestion_decide
+from suggestions.markup.criticmarkup import accept_all, parse, reject_all
 from suggestions.models import Suggestion
 from tests.mcp_tools.tools.conftest import access
 
@@ -322,7 +322,7 @@ async def test_typing_inside_a_suggestion_makes_it_stale_at_once_and_read_stops_
     from pycrdt import Text
 
     from lensrelay.docstore.offsets import text_insert
-    from suggestions.follow import follower_for
+    from suggestions.lifecycle.follow import follower_for
 
     await call("read", {"file_path": "Lens/Notes/Fox.md"})
     await call("edit", {"file_path": "Lens/Notes/Fox.md", "old_string": "lazy", "new_string": "sleepy"})

@@ -1,0 +1,495 @@
+"""Planning a suggestion: the raw-text edits that write a change of the accepted view as CriticMarkup.
+
+A document's raw text holds pending suggestions. Two views of it matter: the *accepted view* (every
+pending suggestion accepted, what assistants read and edit) and the *base view* (every one rejected).
+A new suggestion that turns the accepted view ``V`` into ``V'`` must leave
+
+(a) ``accepted(raw') == V'`` exactly, and (b) ``base(raw') == base(raw)``;
+
+every comment byte-identical where it was; every other suggestion's marks byte-identical, so each still
+accepts and rejects on its own; no mark inside another. The plan is built to hold these and then checked
+against them before anything is written; a plan that fails is refused, never written.
+
+How: each changed range of ``V`` becomes a *region*, widened over the pending marks it really overlaps
+(a mark that merely touches it stays outside). Overlapped marks are *absorbed*: their base text is
+carried forward into the new suggestion, which supersedes them (their other marks elsewhere take the new
+suggestion's metadata). Comments are never absorbed; the new markup is split around them. Inside a
+region the base text is diffed against the new text and only markers, metadata and discarded text are
+deleted, so every kept character keeps its identity in a live document.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from suggestions.errors import SuggestionError
+from suggestions.markup.criticmarkup import (
+    CLOSE_ADDITION,
+    CLOSE_DELETION,
+    DELIMITERS,
+    OPEN_ADDITION,
+    OPEN_DELETION,
+    Mark,
+    mark_id,
+    parse,
+    render_comment,
+    resolve,
+)
+from suggestions.markup.diff import Hunk, word_hunks
+
+_OPENING_WIDTH = 3
+_DELIMITER_LOOKAHEAD = re.compile("(?=(" + "|".join(re.escape(d) for d in DELIMITERS) + "))")
+
+FORGED = (
+    "Refused: the change would put the CriticMarkup delimiter '{delimiter}' into the document, assembled "
+    "from the new text and the text around it. Write plain text: the system handles suggestion wrapping "
+    "automatically. Nothing was changed."
+)
+UNSAFE = (
+    "Refused: {what}, so the suggestion cannot be written safely (the document may hold an unclosed "
+    "CriticMarkup delimiter near the change). Nothing was changed."
+)
+ONLY_UNDOES = (
+    "No changes to make: the edit only takes back pending suggestion(s) {uids}, leaving the text as it "
+    "was before them. A reviewer can reject them."
+)
+
+
+@dataclass(frozen=True)
+class RawEdit:
+    """Replace ``raw[start:end]`` (markup or discarded text only) with ``insert``."""
+
+    start: int
+    end: int
+    insert: str
+
+
+@dataclass
+class Plan:
+    raw: str
+    edits: list[RawEdit]
+    superseded: list[str] = field(default_factory=list)
+
+
+def apply_raw_edits(raw: str, edits: Sequence[RawEdit]) -> str:
+    pieces: list[str] = []
+    position = 0
+    for edit in edits:
+        pieces += [raw[position : edit.start], edit.insert]
+        position = edit.end
+    pieces.append(raw[position:])
+    return "".join(pieces)
+
+
+def accepted_of(raw: str) -> str:
+    return resolve(raw, lambda mark: True)
+
+
+def base_of(raw: str) -> str:
+    return resolve(raw, lambda mark: False)
+
+
+# -- where marks show in the view -------------------------------------------------------------------------
+
+
+def _view_width(mark: Mark) -> int:
+    if mark.kind in ("addition", "highlight"):
+        return len(mark.content)
+    if mark.kind == "substitution":
+        return len(mark.new_content or "")
+    return 0
+
+
+@dataclass
+class _Layout:
+    """Each mark's view span, and the raw gaps between marks (the only places markup may be written)."""
+
+    raw: str
+    marks: list[Mark]
+    spans: list[tuple[int, int]]
+    gap_raw: list[int]  # gap k runs over raw [gap_raw[k], gap_end[k]] (both ends usable)
+    gap_end: list[int]
+    gap_view: list[int]  # the view index of gap_raw[k]
+    gap_view_end: list[int] = field(init=False)
+    span_starts: list[int] = field(init=False)
+    span_ends: list[int] = field(init=False)
+    mark_starts: list[int] = field(init=False)
+    mark_ends: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.gap_view_end = [
+            v + (e - r) for v, r, e in zip(self.gap_view, self.gap_raw, self.gap_end, strict=True)
+        ]
+        # Marks are in document order, so both ends of their view spans never decrease.
+        self.span_starts = [start for start, _ in self.spans]
+        self.span_ends = [end for _, end in self.spans]
+        self.mark_starts = [m.start for m in self.marks]
+        self.mark_ends = [m.end for m in self.marks]
+
+    @classmethod
+    def of(cls, raw: str) -> _Layout:
+        marks = parse(raw)
+        spans: list[tuple[int, int]] = []
+        gap_raw, gap_end, gap_view = [0], [], [0]
+        view = 0
+        for mark in marks:
+            view += mark.start - gap_raw[-1]
+            gap_end.append(mark.start)
+            width = _view_width(mark)
+            spans.append((view, view + width))
+            view += width
+            gap_raw.append(mark.end)
+            gap_view.append(view)
+        gap_end.append(len(raw))
+        return cls(raw, marks, spans, gap_raw, gap_end, gap_view)
+
+    def first_gap_position(self, view_index: int) -> int:
+        """The leftmost raw position outside every mark that shows as ``view_index``."""
+        k = bisect_left(self.gap_view_end, view_index)
+        return self.gap_raw[k] + view_index - self.gap_view[k]
+
+    def last_gap_position(self, view_index: int) -> int:
+        """The rightmost raw position outside every mark that shows as ``view_index``."""
+        k = bisect_right(self.gap_view, view_index) - 1
+        return self.gap_raw[k] + view_index - self.gap_view[k]
+
+    def near(self, start: int, end: int) -> range:
+        """The marks whose view span could overlap ``[start, end]``."""
+        return range(bisect_left(self.span_ends, start), bisect_right(self.span_starts, end))
+
+    def within(self, raw_start: int, raw_end: int) -> range:
+        """The marks lying inside raw ``[raw_start, raw_end)``."""
+        return range(bisect_left(self.mark_starts, raw_start), bisect_right(self.mark_ends, raw_end))
+
+
+# -- regions -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Region:
+    start: int  # view range [start, end)
+    end: int
+    hunks: list[Hunk]
+    absorbed: set[int] = field(default_factory=set)
+
+
+def _overlaps(span: tuple[int, int], start: int, end: int) -> bool:
+    first, last = span
+    if last > first:
+        return max(first, start) < min(last, end) or (start == end and first < start < last)
+    return start < first < end
+
+
+def _widen(layout: _Layout, region: _Region) -> None:
+    """Absorb every mark (comments excepted) the region overlaps, widening it, until none is left."""
+    changed = True
+    while changed:
+        changed = False
+        for index in layout.near(region.start, region.end):
+            mark, span = layout.marks[index], layout.spans[index]
+            if index in region.absorbed or mark.kind == "comment":
+                continue
+            if _overlaps(span, region.start, region.end):
+                region.absorbed.add(index)
+                region.start, region.end = min(region.start, span[0]), max(region.end, span[1])
+                changed = True
+
+
+def _regions(layout: _Layout, hunks: list[Hunk]) -> list[_Region]:
+    """The hunks widened over the marks they overlap; regions that then overlap are merged and widened
+    again. Widening never reaches back over an earlier region (it would have absorbed the same mark)."""
+    merged: list[_Region] = []
+    for hunk in hunks:
+        region = _Region(hunk.start, hunk.end, [hunk])
+        _widen(layout, region)
+        while merged and region.start < merged[-1].end:
+            last = merged.pop()
+            region = _Region(
+                min(last.start, region.start),
+                max(last.end, region.end),
+                last.hunks + region.hunks,
+                last.absorbed | region.absorbed,
+            )
+            _widen(layout, region)
+        merged.append(region)
+    return merged
+
+
+def _new_text(view: str, region: _Region) -> str:
+    pieces: list[str] = []
+    position = region.start
+    for hunk in region.hunks:
+        pieces += [view[position : hunk.start], hunk.new]
+        position = hunk.end
+    pieces.append(view[position : region.end])
+    return "".join(pieces)
+
+
+# -- writing one region --------------------------------------------------------------------------------------
+
+_Piece = tuple[int, int] | str  # a kept raw range, or new text
+
+
+@dataclass
+class _RegionWriter:
+    layout: _Layout
+    meta: str
+    superseded: set[str]
+    pieces: list[_Piece] = field(default_factory=list)
+
+    def keep(self, start: int, end: int) -> None:
+        if end > start:
+            self.pieces.append((start, end))
+
+    def new(self, text: str) -> None:
+        if text:
+            self.pieces.append(text)
+
+    def comment(self, mark: Mark) -> None:
+        if mark_id(mark) in self.superseded:
+            # The superseded suggestion's reply now belongs to the new suggestion: only its metadata changes.
+            self.keep(mark.start, mark.start + _OPENING_WIDTH)
+            self.new(self.meta)
+            self.keep(mark.content_start, mark.end)
+        else:
+            self.keep(mark.start, mark.end)
+
+    def write(self, raw_start: int, raw_end: int, indices: list[int], new_text: str) -> None:
+        raw, marks = self.layout.raw, self.layout.marks
+        # The base text of the range as runs of raw text: (base start, raw start, length), in order.
+        segments: list[tuple[int, int, int]] = []
+        comments: list[tuple[int, Mark]] = []
+        length = 0
+
+        def segment(start: int, end: int) -> None:
+            nonlocal length
+            if end > start:
+                segments.append((length, start, end - start))
+                length += end - start
+
+        position = raw_start
+        for index in indices:
+            mark = marks[index]
+            segment(position, mark.start)
+            if mark.kind == "comment":
+                comments.append((length, mark))
+            elif mark.kind != "addition":
+                segment(mark.content_start, mark.content_end)
+            position = mark.end
+        segment(position, raw_end)
+        base = "".join(raw[r : r + n] for _, r, n in segments)
+        segment_starts = [b for b, _, _ in segments]
+
+        def keep_base(start: int, end: int) -> None:
+            """Keep the raw text under base ``[start, end)``, run by run."""
+            k = max(0, bisect_right(segment_starts, start) - 1)
+            while start < end and k < len(segments):
+                b, r, n = segments[k]
+                stop = min(end, b + n)
+                if stop > start:
+                    self.keep(r + start - b, r + stop - b)
+                    start = stop
+                k += 1
+
+        next_comment = 0
+
+        def base_run(start: int, end: int, *, inside_deletion: bool) -> None:
+            nonlocal next_comment
+            b = start
+            while b < end:
+                at_comment = next_comment < len(comments) and comments[next_comment][0] == b
+                if at_comment and not (inside_deletion and b == start):
+                    if inside_deletion:
+                        self.new(CLOSE_DELETION)
+                    while next_comment < len(comments) and comments[next_comment][0] == b:
+                        self.comment(comments[next_comment][1])
+                        next_comment += 1
+                    if inside_deletion:
+                        self.new(OPEN_DELETION + self.meta)
+                stop = end
+                if next_comment < len(comments) and b < comments[next_comment][0] < end:
+                    stop = comments[next_comment][0]
+                keep_base(b, stop)
+                b = stop
+
+        def comments_at(b: int) -> None:
+            nonlocal next_comment
+            while next_comment < len(comments) and comments[next_comment][0] == b:
+                self.comment(comments[next_comment][1])
+                next_comment += 1
+
+        cursor = 0
+        for hunk in word_hunks(base, new_text):
+            base_run(cursor, hunk.start, inside_deletion=False)
+            comments_at(hunk.start)
+            if hunk.old:
+                self.new(OPEN_DELETION + self.meta)
+                base_run(hunk.start, hunk.end, inside_deletion=True)
+                self.new(CLOSE_DELETION)
+            if hunk.new:
+                self.new(OPEN_ADDITION + self.meta + hunk.new + CLOSE_ADDITION)
+            cursor = hunk.end
+        base_run(cursor, len(base), inside_deletion=False)
+        comments_at(len(base))
+
+
+def _edits_from_pieces(pieces: list[_Piece], raw_start: int, raw_end: int) -> list[RawEdit]:
+    """Everything between kept ranges is deleted; new text goes where it stands between them."""
+    edits: list[RawEdit] = []
+    cursor, pending = raw_start, ""
+    for piece in pieces:
+        if isinstance(piece, str):
+            pending += piece
+            continue
+        start, end = piece
+        if start > cursor or pending:
+            edits.append(RawEdit(cursor, start, pending))
+        cursor, pending = end, ""
+    if raw_end > cursor or pending:
+        edits.append(RawEdit(cursor, raw_end, pending))
+    return edits
+
+
+# -- checks ------------------------------------------------------------------------------------------------
+
+
+def _unchanged_from_hunks(hunks: Sequence[Hunk], length_after: int) -> list[tuple[int, int]]:
+    """The runs of the text after ``hunks`` that are copied unchanged from the text before."""
+    unchanged: list[tuple[int, int]] = []
+    position_before = position_after = 0
+    for hunk in hunks:
+        gap = hunk.start - position_before
+        unchanged.append((position_after, position_after + gap))
+        position_after += gap + len(hunk.new)
+        position_before = hunk.end
+    unchanged.append((position_after, length_after))
+    return unchanged
+
+
+def _accepted_alone(raw: str, uid: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text with only suggestion ``uid`` accepted (every other mark rejected), and its runs that the
+    base text holds unchanged (everything but what ``uid`` adds, split where ``uid`` deletes)."""
+    pieces: list[str] = []
+    unchanged: list[tuple[int, int]] = []
+    run_start = length = position = 0
+    for mark in parse(raw):
+        pieces.append(raw[position : mark.start])
+        length += mark.start - position
+        position = mark.end
+        ours = mark_id(mark) == uid
+        if ours:
+            unchanged.append((run_start, length))
+        if mark.kind in ("comment", "highlight") or (ours and mark.kind == "deletion"):
+            kept = mark.content if mark.kind == "highlight" else ""
+        elif mark.kind == "substitution":
+            kept = (mark.new_content or "") if ours else mark.content
+        else:
+            kept = mark.content if (mark.kind == "addition") == ours else ""
+        pieces.append(kept)
+        length += len(kept)
+        if ours:
+            run_start = length
+    pieces.append(raw[position:])
+    length += len(raw) - position
+    unchanged.append((run_start, length))
+    return "".join(pieces), unchanged
+
+
+def _forged_in(text: str, unchanged: list[tuple[int, int]]) -> str | None:
+    """A delimiter in ``text`` that does not lie wholly inside one of the ``unchanged`` runs, if any.
+
+    Checking each new string alone misses delimiters assembled from several pieces (``{+`` then ``+``),
+    or from new text and its neighbours; this looks at the result.
+    """
+    starts = [start for start, _ in unchanged]
+    for match in _DELIMITER_LOOKAHEAD.finditer(text):
+        delimiter, start = match.group(1), match.start()
+        k = bisect_right(starts, start) - 1
+        if k < 0 or start + len(delimiter) > unchanged[k][1]:
+            return delimiter
+    return None
+
+
+def forged_delimiter(before: str, after: str) -> str | None:
+    """A delimiter in ``after`` not copied whole from ``before``, if any."""
+    return _forged_in(after, _unchanged_from_hunks(word_hunks(before, after), len(after)))
+
+
+def _check(raw: str, plan_raw: str, new_view: str, uid: str, kept: list[str]) -> None:
+    others = [plan_raw[m.start : m.end] for m in parse(plan_raw) if mark_id(m) != uid]
+    if others != kept:
+        # Name the delimiter that opens the first mark not as it was: what the check caught.
+        changed = next((o for o, k in itertools.zip_longest(others, kept) if o != k), None) or kept[-1]
+        raise SuggestionError(
+            UNSAFE.format(what=f"the markup opened by '{changed[:_OPENING_WIDTH]}' would not stay as it was")
+        )
+    if accepted_of(plan_raw) != new_view:
+        raise SuggestionError(UNSAFE.format(what="the accepted text would not come out as requested"))
+    if base_of(plan_raw) != base_of(raw):
+        raise SuggestionError(UNSAFE.format(what="the text under the suggestions would change"))
+
+
+# -- the plan ----------------------------------------------------------------------------------------------
+
+
+def plan_suggestion(raw: str, new_view: str, *, meta: str, uid: str) -> Plan:
+    """The edits of ``raw`` that propose ``new_view`` (a change of its accepted view) as suggestion ``uid``.
+
+    ``meta`` is the rendered metadata (``{…}@@``) carrying ``uid``. Raises SuggestionError, having
+    changed nothing, when the change would forge markup or could not keep the invariants.
+    """
+    layout = _Layout.of(raw)
+    view = accepted_of(raw)
+    hunks = word_hunks(view, new_view)
+    delimiter = _forged_in(new_view, _unchanged_from_hunks(hunks, len(new_view)))
+    if delimiter is not None:
+        raise SuggestionError(FORGED.format(delimiter=delimiter))
+    regions = _regions(layout, hunks)
+    absorbed = set().union(*(r.absorbed for r in regions)) if regions else set()
+    superseded = sorted({i for i in (mark_id(layout.marks[k]) for k in absorbed) if i is not None})
+    writer = _RegionWriter(layout, meta, set(superseded))
+    edits: list[RawEdit] = []
+    in_regions: set[int] = set()
+    for region in regions:
+        if region.start == region.end:
+            raw_start = raw_end = layout.first_gap_position(region.start)
+        else:
+            raw_start = layout.last_gap_position(region.start)
+            raw_end = layout.first_gap_position(region.end)
+        indices = list(layout.within(raw_start, raw_end))
+        absorbed.update(i for i in indices if layout.marks[i].kind != "comment")
+        in_regions.update(indices)
+        writer.pieces = []
+        writer.write(raw_start, raw_end, indices, _new_text(view, region))
+        edits += _edits_from_pieces(writer.pieces, raw_start, raw_end)
+    for index, mark in enumerate(layout.marks):
+        if index not in in_regions and mark_id(mark) in writer.superseded:
+            edits.append(RawEdit(mark.start + _OPENING_WIDTH, mark.content_start, meta))
+    edits.sort(key=lambda e: (e.start, e.end))
+    plan_raw = apply_raw_edits(raw, edits)
+    kept = [
+        raw[m.start : m.end]
+        for i, m in enumerate(layout.marks)
+        if i not in absorbed and mark_id(m) not in writer.superseded
+    ]
+    _check(raw, plan_raw, new_view, uid, kept)
+    # Decided one by one, the others may be rejected while this one is accepted: no markup may form then.
+    delimiter = _forged_in(*_accepted_alone(plan_raw, uid))
+    if delimiter is not None:
+        raise SuggestionError(FORGED.format(delimiter=delimiter))
+    if not any(mark_id(m) == uid for m in parse(plan_raw)):
+        raise SuggestionError(ONLY_UNDOES.format(uids=", ".join(superseded) or "none"))
+    return Plan(plan_raw, edits, superseded)
+
+
+def plan_comment(raw: str, *, uid: str, comment: str, meta: str) -> RawEdit | None:
+    """A ``{>>…<<}`` right after the suggestion's last mark, so editors read it as its reply."""
+    own = [m for m in parse(raw) if mark_id(m) == uid]
+    if not own:
+        return None
+    end = own[-1].end
+    return RawEdit(end, end, render_comment(comment, meta))
