@@ -73,10 +73,14 @@ async def test_accept_all_decides_each_once_in_slices_beside_a_racing_reviewer(
         text_insert(ytext, current=raw, index=raw.index("goes", typed.start) + 1, value="-")
     trips = 0
     real_db = store.db
+    # Only the deciders' own trips: the follower, the path index and the other derived views run in tasks
+    # of their own, and how often they look depends on the machine's load, not on deciding.
+    deciders: set[asyncio.Task[Any] | None] = {asyncio.current_task()}
 
     async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
         nonlocal trips
-        trips += 1
+        if asyncio.current_task() in deciders:
+            trips += 1
         return await real_db(fn, *args, **kwargs)
 
     monkeypatch.setattr(store, "db", counted)
@@ -84,6 +88,7 @@ async def test_accept_all_decides_each_once_in_slices_beside_a_racing_reviewer(
     bulk = asyncio.create_task(
         suggestion_bulk_decide(store=store, suggestions=rows, user=alice, accept=True, note="ok")
     )
+    deciders.add(bulk)
     alone = [
         await suggestion_decide(store=store, suggestion=row, user=bob, accept=False)
         for row in await sync_to_async(
@@ -123,8 +128,7 @@ async def test_accept_all_decides_each_once_in_slices_beside_a_racing_reviewer(
     # also holds its note for the follower (suggestions.lifecycle.follow.holding): a trip to make the hold,
     # one to release it.
     slices = math.ceil(COUNT / deciding.BULK_SLICE)
-    # The follower and the path index may look meanwhile: a few trips of their own. Deciding one suggestion
-    # after another took three trips each: over 180 here.
+    # Deciding one suggestion after another took three trips each: over 180 here.
     assert trips <= 4 * slices + 1 + 4 * len(alone) + 10, trips
 
 
