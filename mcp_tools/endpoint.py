@@ -1,6 +1,6 @@
 """`/mcp`: the MCP streamable HTTP endpoint (POST, GET and DELETE), whichever way a request arrives.
 
-The ASGI server hands `/mcp` straight to `answer` (`transport.lean`); Django's URLconf mounts it too
+The ASGI server hands `/mcp` straight to `answer` (`mcp_tools.lean`); Django's URLconf mounts it too
 (`mcp_tools.api`). Nothing here imports django-ninja: a fresh server answers its first MCP request without
 loading it (issue 11, start-up).
 
