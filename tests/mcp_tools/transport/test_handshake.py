@@ -15,8 +15,7 @@ from mcp_types import methods as wire
 from mcp_tools.callers import memory
 from mcp_tools.models import McpSession
 from mcp_tools.registry import Tool
-
-from .test_transport_support import (
+from tests.mcp_tools.test_transport_support import (
     BOTH,
     GATE,
     HANDSHAKE,
