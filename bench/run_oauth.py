@@ -6,7 +6,7 @@
   the same SDK client with an API token in a header, URL to first tool call's answer.
 - **latency**: `tools/call read` of one note, sequential, over one session each, OAuth access token vs
   API token (same role, same folder), rounds alternating so both see the same machine load. Both tokens are
-  checked from memory after their first request (`mcp_tools.callers`), so the goal is no difference.
+  checked from memory after their first request (`mcp_tools.callers.memory`), so the goal is no difference.
 
     .venv/bin/python -m bench.run_oauth [--rounds 5] [--calls 200] [--connects 3]
 """

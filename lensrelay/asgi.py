@@ -20,7 +20,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402  (needs
 
 from lensrelay.routing import websocket_urlpatterns  # noqa: E402
 from lensrelay.sync.authstack import auth_stack  # noqa: E402
-from mcp_tools.transport.lean import mcp_first  # noqa: E402
+from mcp_tools.lean import mcp_first  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

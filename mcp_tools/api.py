@@ -1,7 +1,7 @@
 """`/mcp` in Django's URLconf: one django-ninja operation for POST, GET and DELETE, answered by
 `mcp_tools.endpoint`.
 
-The ASGI application sends `/mcp` to `mcp_tools.endpoint` directly (`transport.lean`); this mount serves
+The ASGI application sends `/mcp` to `mcp_tools.endpoint` directly (`mcp_tools.lean`); this mount serves
 requests that reach Django's URL routing (e.g. Django's test client) the same way.
 """
 

@@ -13,10 +13,11 @@ class McpToolsConfig(AppConfig):
         # fixtures are always registered but only offered while LENSRELAY_MCP_CONFORMANCE_FIXTURES is on,
         # so tests can switch them with override_settings.
         from lensrelay.docstore.derived import derived_view
-        from mcp_tools import conformance, resources_documents  # noqa: F401
-        from mcp_tools.callers import connect_credential_signals
+        from mcp_tools import conformance  # noqa: F401
+        from mcp_tools.callers.memory import connect_credential_signals
+        from mcp_tools.callers.sessions import connect_token_signals
         from mcp_tools.notifications import produce
-        from mcp_tools.sessions import connect_token_signals
+        from mcp_tools.resources import documents  # noqa: F401
 
         connect_token_signals()
         connect_credential_signals()

@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp_tools.prompts import Prompt, PromptArgument, register_prompt
 from mcp_tools.registry import ToolContext
-from mcp_tools.resources import Resources, register_resource_provider
+from mcp_tools.resources.providers import Resources, register_resource_provider
 from mcp_tools.transport.catalog import RichTool, fixtures_enabled, register_rich_tool
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.outbound import ClientRequestError

@@ -1,6 +1,6 @@
 """`/mcp`: the MCP streamable HTTP endpoint (POST, GET and DELETE), whichever way a request arrives.
 
-The ASGI server hands `/mcp` straight to `answer` (`transport.lean`); Django's URLconf mounts it too
+The ASGI server hands `/mcp` straight to `answer` (`mcp_tools.lean`); Django's URLconf mounts it too
 (`mcp_tools.api`). Nothing here imports django-ninja: a fresh server answers its first MCP request without
 loading it (issue 11, start-up).
 
@@ -24,7 +24,7 @@ from lensrelay.access.auth import Access
 from lensrelay.access.bearer import bearer_token
 from lensrelay.access.limits import read_body
 from lensrelay.access.oauth import resource_metadata_url
-from mcp_tools import callers
+from mcp_tools.callers import memory
 from mcp_tools.transport import handshake, listening, stateless
 from mcp_tools.transport.headers import (
     PROTOCOL_VERSION,
@@ -78,7 +78,7 @@ async def authenticate(request: HttpRequest) -> tuple[Access | None, bool]:
     """
     if "Authorization" in request.headers:
         raw = bearer_token(request)
-        return (await callers.token_access_now(raw) if raw and raw.strip() else None), True
+        return (await memory.token_access_now(raw) if raw and raw.strip() else None), True
     role = getattr(settings, "LENSRELAY_MCP_ANONYMOUS_ROLE", "")
     if role:
         return Access(name="anonymous", role=role, folder_ids=None), False
@@ -88,7 +88,7 @@ async def authenticate(request: HttpRequest) -> tuple[Access | None, bool]:
 async def handle(request: HttpRequest) -> HttpResponseBase:
     if not origin_allowed(request):
         return _problem(403, f"Forbidden: origin {request.headers.get('Origin')!r} is not allowed.")
-    await callers.refresh()
+    await memory.refresh()
     access, offered = await authenticate(request)
     if access is None:
         message = (

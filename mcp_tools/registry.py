@@ -40,12 +40,12 @@ class ToolContext:
 
     async def record_read(self, doc_id: str) -> None:
         """Remember that this caller has read the document (read-before-edit)."""
-        from mcp_tools import sessions
+        from mcp_tools.callers import sessions
 
         await sessions.arecord_read_coarse(session_key=self.session_key, doc_id=doc_id)
 
     async def has_read(self, doc_id: str) -> bool:
-        from mcp_tools import sessions
+        from mcp_tools.callers import sessions
 
         return await sessions.ahas_read(session_key=self.session_key, doc_id=doc_id)
 

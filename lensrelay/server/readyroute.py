@@ -3,7 +3,7 @@ middleware.
 
 The full URLconf imports every view and both django-ninja APIs; loaded by the first request that needs
 it, it would make a fresh server's health check wait for all of that (issue 11: process start to the
-first MCP answer). `/mcp` skips Django's routing altogether (`mcp_tools.transport.lean`).
+first MCP answer). `/mcp` skips Django's routing altogether (`mcp_tools.lean`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Pure text engines behind the MCP tools: no Django, no CRDTs, no HTTP; strings in, text out.
+"""Pure text engines behind the MCP tools: no Django, no CRDTs, no HTTP; strings in, text out (an import
+contract in pyproject.toml keeps it so).
 
 `grep` the function is not re-exported here, so that `mcp_tools.engines.grep` stays the module.
 """

@@ -32,10 +32,10 @@ from django.utils import timezone
 
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.store import DocStore
+from mcp_tools.callers.sessions import LAST_SEEN_RESOLUTION, idle_timeout
 from mcp_tools.models import McpSession, McpStream
 from mcp_tools.notifications.events import PAGE, Replay, events_after
 from mcp_tools.notifications.subscriptions import subscribed_uris
-from mcp_tools.sessions import LAST_SEEN_RESOLUTION, idle_timeout
 
 logger = logging.getLogger(__name__)
 

@@ -38,6 +38,7 @@ from lensrelay.docstore.derived import derived_debouncer
 from lensrelay.docstore.later import Debounced
 from lensrelay.docstore.store import DocStore
 from lensrelay.models import Folder
+from mcp_tools.callers.sessions import LOG_LEVELS
 from mcp_tools.notifications.events import events_append
 from mcp_tools.notifications.hub import wake_all
 from mcp_tools.notifications.subscriptions import (
@@ -46,7 +47,6 @@ from mcp_tools.notifications.subscriptions import (
     listeners_seeing,
     subscribers_of,
 )
-from mcp_tools.sessions import LOG_LEVELS
 
 logger = logging.getLogger(__name__)
 

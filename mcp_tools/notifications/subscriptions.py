@@ -22,8 +22,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from lensrelay.models import ApiToken, Document
+from mcp_tools.callers.sessions import idle_timeout
 from mcp_tools.models import McpSession, McpStream, McpSubscription
-from mcp_tools.sessions import idle_timeout
 
 
 class TooManySubscriptions(Exception):
@@ -72,7 +72,7 @@ def subscription_add(*, session_id: str, uri: str, doc_id: str, limit: int | Non
 
 
 def _current_uri(doc_id: str) -> str | None:
-    from mcp_tools.resources_documents import document_uri  # the tools' module, loaded on first need
+    from mcp_tools.resources.documents import document_uri  # the tools' module, loaded on first need
 
     row = Document.objects.select_related("folder").filter(doc_id=doc_id).first()
     return None if row is None else document_uri(row.user_path)

@@ -1,4 +1,4 @@
-"""One module per tool; importing this package registers them all."""
+"""One module per tool; importing this package registers them all. What they share is in `support`."""
 
 from mcp_tools.tools import (
     delete,

@@ -4,7 +4,7 @@ from pydantic import Field
 
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, writable_entry
+from mcp_tools.tools.support.writing import COMMENT_DESCRIPTION, proposer, writable_entry
 from suggestions.errors import SuggestionError
 from suggestions.lifecycle.moving import suggestion_propose_delete
 

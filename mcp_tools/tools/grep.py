@@ -9,9 +9,9 @@ from pydantic import Field
 from lensrelay.vault.paths import DocEntry
 from mcp_tools.engines.globbing import grep_glob_filter
 from mcp_tools.engines.grep import GrepError, GrepOptions, GrepTimeout, grep_result
-from mcp_tools.filetools import admitted_by_type, file_docs, grep_type_filter
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.tools.support.files import admitted_by_type, file_docs, grep_type_filter
 
 GREP_TIMEOUT_SECONDS = 2.0
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from mcp_tools.edit_replies import edit_refused, edit_reply
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, tool
-from mcp_tools.writing import COMMENT_DESCRIPTION, proposer, require_read, writable_entry
+from mcp_tools.tools.support.edit_replies import edit_refused, edit_reply
+from mcp_tools.tools.support.writing import COMMENT_DESCRIPTION, proposer, require_read, writable_entry
 from suggestions.errors import SuggestionError
 from suggestions.lifecycle.filetext import FileOutcome, suggestion_propose_file_change
 from suggestions.lifecycle.proposing import EditSpec, Outcome, suggestion_propose_edits

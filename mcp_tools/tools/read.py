@@ -3,9 +3,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from mcp_tools.engines.catn import format_read
-from mcp_tools.filetools import read_file
 from mcp_tools.kb import accepted_text, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.tools.support.files import read_file
 from suggestions.selectors import pending_in_text, pending_rows
 
 

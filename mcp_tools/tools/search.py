@@ -5,10 +5,10 @@ from pydantic import Field
 from lensrelay.search.index import SearchUnavailable, search_query
 from lensrelay.search.maintain import search_catch_up
 from lensrelay.search.query import QueryError, parse_query
-from mcp_tools.engines.hybrid import full_text_depth, hybrid_results
-from mcp_tools.engines.scope import require_query, search_scope
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.tools.support.hybrid import full_text_depth, hybrid_results
+from mcp_tools.tools.support.search_scope import require_query, search_scope
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100

@@ -11,9 +11,9 @@ from lensrelay.semantic.ranking import semantic_ranking
 from lensrelay.text.frontmatter import split_frontmatter
 from mcp_tools.engines.passages import passage_excerpt, passage_location
 from mcp_tools.engines.properties import matches_properties, validate_property_query
-from mcp_tools.engines.scope import notes_in_scope, require_query, search_scope
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.tools.support.search_scope import notes_in_scope, require_query, search_scope
 
 logger = logging.getLogger(__name__)
 

@@ -5,10 +5,10 @@ from pydantic import Field
 from lensrelay.files import file_kind
 from lensrelay.files.kinds import extension
 from lensrelay.text.vaultpath import InvalidPath, split_user_path, with_md_suffix
-from mcp_tools.filetools import file_change_reply
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.writing import (
+from mcp_tools.tools.support.files import file_change_reply
+from mcp_tools.tools.support.writing import (
     COMMENT_DESCRIPTION,
     describe,
     proposer,

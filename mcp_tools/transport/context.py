@@ -7,9 +7,9 @@ from typing import Any, Literal
 
 from lensrelay.access.auth import Access
 from lensrelay.text.names import CLIENT_NAME_LIMIT, clean_name
+from mcp_tools.callers.sessions import LOG_LEVELS, stateless_session_key
 from mcp_tools.models import McpSession
 from mcp_tools.registry import ToolContext
-from mcp_tools.sessions import LOG_LEVELS, stateless_session_key
 from mcp_tools.transport import outbound
 from mcp_tools.transport.exchange import Outbox
 from mcp_tools.transport.jsonrpc import RequestId

@@ -20,10 +20,12 @@ from pydantic import ValidationError
 from lensrelay.docstore.acting import acting_as
 from lensrelay.observability import metrics
 from lensrelay.text.unicode_text import find_unencodable
-from mcp_tools import prompts, resources, sessions
+from mcp_tools import prompts
+from mcp_tools.callers import sessions
 from mcp_tools.notifications.subscriptions import TooManySubscriptions, subscription_add, subscription_remove
 from mcp_tools.registry import Tool, ToolError
-from mcp_tools.resources_documents import DOCUMENTS
+from mcp_tools.resources import providers
+from mcp_tools.resources.documents import DOCUMENTS
 from mcp_tools.transport import catalog
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.jsonrpc import (
@@ -169,23 +171,23 @@ async def _call_tool(
 
 async def list_resources(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
     try:
-        return await resources.list_resources(scope.tool_context(), params.get("cursor"))
-    except resources.InvalidCursor as exc:
+        return await providers.list_resources(scope.tool_context(), params.get("cursor"))
+    except providers.InvalidCursor as exc:
         raise RpcError(INVALID_PARAMS, str(exc)) from exc
 
 
 async def read_resource(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
     uri = params["uri"]
     try:
-        return await resources.read_resource(scope.tool_context(), uri)
-    except resources.ResourceNotFound as exc:
+        return await providers.read_resource(scope.tool_context(), uri)
+    except providers.ResourceNotFound as exc:
         # -32002 was retired in 2026-07-28, where a missing resource is plain invalid params.
         code = INVALID_PARAMS if scope.era == "stateless" else RESOURCE_NOT_FOUND
         raise RpcError(code, str(exc), {"uri": uri}) from exc
 
 
 async def list_resource_templates(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
-    return resources.list_templates()
+    return providers.list_templates()
 
 
 async def subscribe(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
@@ -196,8 +198,8 @@ async def subscribe(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
     document = await DOCUMENTS.canonical_of(ctx, uri)
     if document is None:
         try:  # another provider's resource: subscribable if this caller may read it
-            await resources.read_resource(ctx, uri)
-        except resources.ResourceNotFound as exc:
+            await providers.read_resource(ctx, uri)
+        except providers.ResourceNotFound as exc:
             raise RpcError(RESOURCE_NOT_FOUND, str(exc), {"uri": uri}) from exc
     try:
         await sync_to_async(subscription_add)(

@@ -14,7 +14,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponseBase
 
 from lensrelay.access.auth import Access
-from mcp_tools import sessions
+from mcp_tools.callers import sessions
 from mcp_tools.models import McpSession
 from mcp_tools.transport import dispatch, outbound
 from mcp_tools.transport.context import CallScope

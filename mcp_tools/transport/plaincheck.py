@@ -8,7 +8,7 @@ era) are checked here instead, and `mcp_types` is imported when something else a
 Each check accepts only part of what the schema accepts: exact JSON types, optional fields absent, null
 or of their plain type, unknown keys ignored as the schema's models ignore them. Whatever a check does not
 accept goes to the `mcp_types` models, which either accept an unusual but valid form or give the error:
-answers, errors included, are the same as with the models alone (tests/mcp_tools/test_transport_plaincheck.py
+answers, errors included, are the same as with the models alone (tests/mcp_tools/transport/test_plaincheck.py
 pins each check against its model).
 """
 

@@ -13,7 +13,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponseBase
 
 from lensrelay.access.auth import Access
-from mcp_tools.sessions import LOG_LEVELS
+from mcp_tools.callers.sessions import LOG_LEVELS
 from mcp_tools.transport import dispatch
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.exchange import Outbox, answer

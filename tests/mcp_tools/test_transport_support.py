@@ -14,8 +14,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.asgi import get_asgi_application
 
+from mcp_tools.lean import mcp_first
 from mcp_tools.registry import REGISTRY, Tool, ToolArgs, ToolContext, ToolError
-from mcp_tools.transport.lean import mcp_first
 
 HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"

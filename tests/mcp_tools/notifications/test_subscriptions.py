@@ -27,7 +27,7 @@ from mcp_tools.notifications.subscriptions import (
     subscription_remove,
 )
 from mcp_tools.registry import ToolContext
-from mcp_tools.resources_documents import DOCUMENTS, document_of_uri, document_uri
+from mcp_tools.resources.documents import DOCUMENTS, document_of_uri, document_uri
 from tests.mcp_tools.tools.conftest import access
 
 pytestmark = pytest.mark.django_db(transaction=True)

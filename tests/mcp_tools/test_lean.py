@@ -1,4 +1,4 @@
-"""The lean /mcp handler's own pieces (mcp_tools.transport.lean)."""
+"""The lean /mcp handler's own pieces (mcp_tools.lean)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.core.signals import request_finished
 from django.http import HttpResponse, StreamingHttpResponse
 
 from lensrelay.server.disconnect import DISCONNECT_WATCH, DisconnectWatch
-from mcp_tools.transport import lean
-from mcp_tools.transport.lean import McpHandler, _close
+from mcp_tools import lean
+from mcp_tools.lean import McpHandler, _close
 
 
 class Closable:

@@ -26,7 +26,7 @@ from oauth2_provider.models import AccessToken
 
 from lensrelay.access.auth import LAST_USED_RESOLUTION, Access, is_api_token, oauth_token_access, token_access
 from lensrelay.models import ApiToken
-from mcp_tools import trips
+from mcp_tools.callers import trips
 from mcp_tools.models import CredentialGeneration, McpSession
 
 
@@ -64,7 +64,7 @@ def generation_bump() -> None:
 async def refresh() -> None:
     """Once per request: forget everything kept if credentials changed anywhere since."""
     # Read on Django's one sync thread (one connection, no thread per request), together with whatever
-    # other requests ask for meanwhile: see `mcp_tools.trips`.
+    # other requests ask for meanwhile: see `mcp_tools.callers.trips`.
     generation = await trips.generation()
     if generation != _memory.generation:
         _memory.clear(generation)
@@ -164,7 +164,7 @@ def _bump_on_folders(sender: Any, *, action: str, **kwargs: Any) -> None:
 
 
 def connect_credential_signals() -> None:
-    uid = "mcp_tools.callers"
+    uid = "mcp_tools.callers.memory"
     post_save.connect(_bump_on_change, sender=ApiToken, dispatch_uid=f"{uid}.token_saved")
     post_delete.connect(_bump_on_change, sender=ApiToken, dispatch_uid=f"{uid}.token_deleted")
     m2m_changed.connect(_bump_on_folders, sender=ApiToken.folders.through, dispatch_uid=f"{uid}.folders")

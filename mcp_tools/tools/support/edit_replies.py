@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mcp_tools.registry import ToolError
-from mcp_tools.writing import describe
+from mcp_tools.tools.support.writing import describe
 from suggestions.lifecycle.filetext import FileOutcome
 from suggestions.lifecycle.proposing import EditSpec, Outcome
 

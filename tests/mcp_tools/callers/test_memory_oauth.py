@@ -16,9 +16,8 @@ from oauth2_provider.models import AccessToken, Application
 from lensrelay.access.oauth import grant_create
 from lensrelay.access.tokens import token_revoke
 from lensrelay.models import ApiToken
-from mcp_tools import callers
-
-from .test_transport_support import HANDSHAKE, Mcp, http
+from mcp_tools.callers import memory
+from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, http
 
 __all__ = ["http"]
 
@@ -83,13 +82,13 @@ async def test_an_oauth_token_is_checked_without_a_query_per_call(
 ) -> None:
     await oauth_token("oauth-kept")
     lookups: list[str] = []
-    real = callers.oauth_token_access
+    real = memory.oauth_token_access
 
     def counted(raw: str, *, surface: str) -> Any:
         lookups.append(raw)
         return real(raw, surface=surface)
 
-    monkeypatch.setattr(callers, "oauth_token_access", counted)
+    monkeypatch.setattr(memory, "oauth_token_access", counted)
     mcp = Mcp(http, "oauth-kept")
     session = await mcp.initialize()
     for number in range(5):

@@ -18,9 +18,9 @@ from lensrelay.semantic.config import semantic_enabled
 from lensrelay.semantic.passages import PassageMatch
 from lensrelay.semantic.ranking import fuse, semantic_ranking
 from mcp_tools.engines.passages import passage_excerpt, passage_location
-from mcp_tools.engines.scope import SearchScope, notes_in_scope
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext
+from mcp_tools.tools.support.search_scope import SearchScope, notes_in_scope
 
 logger = logging.getLogger(__name__)
 

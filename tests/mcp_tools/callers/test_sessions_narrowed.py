@@ -1,4 +1,4 @@
-"""A token that loses rights loses its MCP sessions and read marks at once (mcp_tools.sessions)."""
+"""A token that loses rights loses its MCP sessions and read marks at once (mcp_tools.callers.sessions)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 
 from lensrelay.access.tokens import token_create, token_revoke, token_set_folders
 from lensrelay.models import ApiToken, Folder
-from mcp_tools import sessions
+from mcp_tools.callers import sessions
 from mcp_tools.models import McpSession, ReadMark
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,11 +8,9 @@ from typing import Any
 import pytest
 from mcp_types import methods as wire
 
-from mcp_tools import resources
 from mcp_tools.registry import ToolContext
-from mcp_tools.resources import Resources
-
-from .test_transport_support import HANDSHAKE, Mcp, http, mcp, tokens
+from mcp_tools.resources.providers import PROVIDERS, Resources, register_resource_provider
+from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, http, mcp, tokens
 
 __all__ = ["http", "mcp", "tokens"]
 
@@ -43,13 +41,13 @@ class NumberedResources:
 @pytest.fixture
 def providers(settings: Any) -> Iterator[list[NumberedResources]]:
     settings.LENSRELAY_MCP_CONFORMANCE_FIXTURES = False
-    saved = list(resources.PROVIDERS)
+    saved = list(PROVIDERS)
     added = [NumberedResources("a", 3, 2), NumberedResources("empty", 0, 5), NumberedResources("b", 1, 5)]
-    resources.PROVIDERS[:] = added
+    PROVIDERS[:] = added
     try:
         yield added
     finally:
-        resources.PROVIDERS[:] = saved
+        PROVIDERS[:] = saved
 
 
 async def all_pages(mcp: Mcp, session: str) -> list[list[str]]:
@@ -118,11 +116,11 @@ async def test_templates_come_from_every_provider(mcp: Mcp, providers: list[Numb
 
 
 def test_register_resource_provider_accepts_classes_and_instances() -> None:
-    saved = list(resources.PROVIDERS)
+    saved = list(PROVIDERS)
     try:
-        resources.register_resource_provider(NumberedResources("x", 1, 1))
+        register_resource_provider(NumberedResources("x", 1, 1))
 
-        @resources.register_resource_provider
+        @register_resource_provider
         class Empty:
             async def list(self, ctx: ToolContext, cursor: str | None) -> tuple[Resources, None]:
                 return [], None
@@ -133,11 +131,11 @@ def test_register_resource_provider_accepts_classes_and_instances() -> None:
             def templates(self) -> Resources:
                 return []
 
-        assert isinstance(resources.PROVIDERS[-1], Empty)
+        assert isinstance(PROVIDERS[-1], Empty)
         with pytest.raises(TypeError):
-            resources.register_resource_provider(object())
+            register_resource_provider(object())
     finally:
-        resources.PROVIDERS[:] = saved
+        PROVIDERS[:] = saved
 
 
 # -------------------------------------------------------------------------------- conformance fixtures

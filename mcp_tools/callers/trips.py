@@ -1,6 +1,6 @@
 """The two statements most `/mcp` requests make, coalesced into one trip to Django's sync thread.
 
-Every request reads the credential counter (`callers.refresh`) and every `read` of a new document writes a
+Every request reads the credential counter (`memory.refresh`) and every `read` of a new document writes a
 read mark. One trip each cost a thread hop, an ORM query build and, for the mark, a commit; with 20
 sessions calling at once the hops queued behind each other on the one sync thread (bench/RESULTS.md,
 "MCP calls against the SDK server"). Here whatever is asked while a trip runs waits and goes together in

@@ -21,15 +21,15 @@ from hypothesis import strategies as st
 from lensrelay.models import Document, YDoc, YUpdate
 from lensrelay.vault.importexport import import_vault
 from suggestions.models import Suggestion
+from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory, http, tokens
 
-from .test_transport_support import HANDSHAKE, Mcp, TokenFactory, http, tokens
 from .tool_arguments import tool_arguments
 
 __all__ = ["http", "tokens"]
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-DEMO = Path(__file__).resolve().parents[2] / "lensrelay" / "demo_vault"
+DEMO = Path(__file__).resolve().parents[3] / "lensrelay" / "demo_vault"
 EXAMPLES = 300
 INTERNAL_ERROR = -32603
 INVALID_PARAMS = -32602

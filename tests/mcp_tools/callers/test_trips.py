@@ -1,4 +1,5 @@
-"""Coalesced database trips (mcp_tools.trips): fewer trips, the same answers and the same durability."""
+"""Coalesced database trips (mcp_tools.callers.trips): fewer trips, the same answers and the same
+durability."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from mcp_tools import callers, trips
+from mcp_tools.callers import memory, trips
 from mcp_tools.models import CredentialGeneration, ReadMark
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -56,7 +57,7 @@ def counted_any(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 async def test_the_counter_is_read_after_the_call_began(counted: list[int]) -> None:
     assert await trips.generation() == -1  # no row yet
-    await sync_to_async(callers.generation_bump)()
+    await sync_to_async(memory.generation_bump)()
     assert await trips.generation() == 1
     await CredentialGeneration.objects.filter(pk=1).aupdate(value=41)
     assert await trips.generation() == 41
@@ -139,7 +140,7 @@ sqlite_only = pytest.mark.skipif(
 
 @sqlite_only
 async def test_on_sqlite_the_loop_answers_without_a_trip(counted_any: list[int]) -> None:
-    await sync_to_async(callers.generation_bump)()
+    await sync_to_async(memory.generation_bump)()
     assert await trips.generation() == 1
     await CredentialGeneration.objects.filter(pk=1).aupdate(value=7)  # committed by Django's connection
     assert await trips.generation() == 7

@@ -1,4 +1,5 @@
-"""Session and read-mark services (mcp_tools.sessions): what every worker sees through the database."""
+"""Session and read-mark services (mcp_tools.callers.sessions): what every worker sees through the
+database."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
-from mcp_tools import sessions
+from mcp_tools.callers import sessions
 from mcp_tools.models import McpSession, ReadMark
 
 pytestmark = pytest.mark.django_db(transaction=True)

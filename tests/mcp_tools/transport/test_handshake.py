@@ -12,11 +12,10 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 from mcp_types import methods as wire
 
-from mcp_tools import callers
+from mcp_tools.callers import memory
 from mcp_tools.models import McpSession
 from mcp_tools.registry import Tool
-
-from .test_transport_support import (
+from tests.mcp_tools.test_transport_support import (
     BOTH,
     GATE,
     HANDSHAKE,
@@ -135,7 +134,7 @@ async def _last_seen(session: str, *, seconds_ago: int) -> None:
     await McpSession.objects.filter(id=session).aupdate(
         last_seen_at=timezone.now() - timedelta(seconds=seconds_ago)
     )
-    await sync_to_async(callers.generation_bump)()
+    await sync_to_async(memory.generation_bump)()
 
 
 async def test_idle_sessions_expire(mcp: Mcp, settings: Any) -> None:

@@ -24,7 +24,7 @@ from urllib.parse import quote, unquote
 from lensrelay.vault.paths import DocEntry
 from mcp_tools.kb import KnowledgeBase, open_kb
 from mcp_tools.registry import ToolContext, ToolError
-from mcp_tools.resources import InvalidCursor, Resources, register_resource_provider
+from mcp_tools.resources.providers import InvalidCursor, Resources, register_resource_provider
 
 SCHEME = "lens://"
 MIME_TYPE = "text/markdown"

@@ -11,16 +11,16 @@ from asgiref.sync import sync_to_async
 from lensrelay.models import Folder
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.importexport import import_vault
-from mcp_tools import resources
 from mcp_tools.registry import ToolContext
-from mcp_tools.resources import InvalidCursor
-from mcp_tools.resources_documents import (
+from mcp_tools.resources import providers
+from mcp_tools.resources.documents import (
     DOCUMENTS,
     MIME_TYPE,
     DocumentResources,
     document_uri,
     path_of_uri,
 )
+from mcp_tools.resources.providers import InvalidCursor
 from tests.mcp_tools.tools.conftest import DEMO, access
 
 DEMO_PATHS = 14
@@ -184,8 +184,8 @@ async def test_a_scoped_token_sees_only_its_folders(demo: Any, tmp_path: Path) -
 
 @with_db
 async def test_the_registry_reads_documents_through_the_provider(demo: Any) -> None:
-    assert DOCUMENTS in resources.PROVIDERS
-    result = await resources.read_resource(ctx(), "lens://Lens/Welcome.md")
+    assert DOCUMENTS in providers.PROVIDERS
+    result = await providers.read_resource(ctx(), "lens://Lens/Welcome.md")
     assert result["contents"][0]["text"] == (DEMO / "Welcome.md").read_text()
-    with pytest.raises(resources.ResourceNotFound):
-        await resources.read_resource(ctx(), "lens://Lens/Nope.md")
+    with pytest.raises(providers.ResourceNotFound):
+        await providers.read_resource(ctx(), "lens://Lens/Nope.md")

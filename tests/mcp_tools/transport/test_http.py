@@ -12,8 +12,16 @@ from django.utils import timezone
 
 from lensrelay.access.tokens import token_revoke
 from lensrelay.models import ApiToken
-
-from .test_transport_support import BOTH, HANDSHAKE, Mcp, TokenFactory, http, mcp, test_tools, tokens
+from tests.mcp_tools.test_transport_support import (
+    BOTH,
+    HANDSHAKE,
+    Mcp,
+    TokenFactory,
+    http,
+    mcp,
+    test_tools,
+    tokens,
+)
 
 __all__ = ["http", "mcp", "test_tools", "tokens"]
 

@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from lensrelay.access.tokens import token_narrowed
-from mcp_tools import callers, trips
+from mcp_tools.callers import memory, trips
 from mcp_tools.models import McpSession, ReadMark
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -81,9 +81,9 @@ async def asession_get(*, session_id: str, token_id: int | None) -> McpSession |
 
 
 async def asession_get_kept(*, session_id: str, token_id: int | None) -> McpSession | None:
-    """`asession_get` from this process's kept rows (`mcp_tools.callers`), for requests that called
-    `callers.refresh()` first; a row that looks idle is read again, another worker may have seen it."""
-    session = await callers.session_row(session_id)
+    """`asession_get` from this process's kept rows (`mcp_tools.callers.memory`), for requests that called
+    `memory.refresh()` first; a row that looks idle is read again, another worker may have seen it."""
+    session = await memory.session_row(session_id)
     if session is not None and not session_is_active(session):
         session = await McpSession.objects.filter(id=session_id).afirst()
     return await _active_and_seen(session, token_id=token_id)
@@ -111,7 +111,7 @@ def _session_end(session_id: str) -> bool:
         ended = McpSession.objects.filter(id=session_id, ended_at__isnull=True).update(
             ended_at=timezone.now()
         )
-        callers.generation_bump()
+        memory.generation_bump()
     return ended > 0
 
 
@@ -126,7 +126,7 @@ def sessions_end_for_token(*, token_id: int) -> int:
         ReadMark.objects.filter(
             Q(session_key__in=session_ids) | Q(session_key__startswith=f"token:{token_id}:client:")
         ).delete()
-        callers.generation_bump()
+        memory.generation_bump()
     return ended
 
 
@@ -135,7 +135,7 @@ def _token_narrowed(sender: Any, *, token_id: int, **kwargs: Any) -> None:
 
 
 def connect_token_signals() -> None:
-    token_narrowed.connect(_token_narrowed, dispatch_uid="mcp_tools.sessions.token_narrowed")
+    token_narrowed.connect(_token_narrowed, dispatch_uid="mcp_tools.callers.sessions.token_narrowed")
 
 
 async def asession_set_log_level(*, session_id: str, level: str) -> None:
@@ -148,7 +148,7 @@ def _session_update(session_id: str, **fields: Any) -> None:
     """Change a session's settings; kept copies of the row are dropped on every worker."""
     with transaction.atomic():
         McpSession.objects.filter(id=session_id).update(**fields)
-        callers.generation_bump()
+        memory.generation_bump()
 
 
 # ---------------------------------------------------------------------------------------- read marks
@@ -188,11 +188,11 @@ async def arecord_read_coarse(*, session_key: str, doc_id: str) -> None:
     ago and nothing about credentials changed since (marks are only deleted with such a change or once
     idle): a mark's time is as coarse as a session's last-seen time, and every worker still finds it."""
     now = timezone.now()
-    written = callers.mark_written(session_key, doc_id)
+    written = memory.mark_written(session_key, doc_id)
     if written is not None and now - written <= LAST_SEEN_RESOLUTION:
         return
     await trips.write_mark(session_key=session_key, doc_id=doc_id, read_at=now)
-    callers.mark_remember(session_key, doc_id, now)
+    memory.mark_remember(session_key, doc_id, now)
 
 
 ahas_read = sync_to_async(has_read)

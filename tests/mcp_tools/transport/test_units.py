@@ -21,8 +21,7 @@ from mcp_tools.transport.headers import decode_header_value, origin_allowed, par
 from mcp_tools.transport.jsonrpc import Invalid, Notification, Reply, Request, RpcError, classify, decode_json
 from mcp_tools.transport.outbound import ClientRequestError
 from mcp_tools.transport.versions import negotiate
-
-from .test_transport_support import parse_sse
+from tests.mcp_tools.test_transport_support import parse_sse
 
 ACCESS = Access(name="t", role="edit", folder_ids=None, token_id=1)
 
