@@ -69,6 +69,26 @@ _JSON_OBJECT = {"application/json": {"schema": {"type": "object"}}}
 _AUTH = {"401": "missing, malformed, unknown, expired or revoked token (the body's `reason` says which)"}
 _DOC_ANSWERS = {**_AUTH, "404": "unknown document, or one outside the token's folders"}
 
+
+def _as_update(summary: str) -> dict[str, Any]:
+    return {"get": _operation(summary, {"200": "binary Yjs update", **_DOC_ANSWERS}, parameters=[_DOC])}
+
+
+def _update(summary: str) -> dict[str, Any]:
+    answers = {
+        "200": "`{ok}`",
+        "400": "not a Yjs update",
+        **_DOC_ANSWERS,
+        "403": "read-only",
+        "413": "too large",
+    }
+    return {
+        "post": _operation(
+            summary, answers, parameters=[_DOC], requestBody={"required": True, "content": _BINARY}
+        )
+    }
+
+
 # Routes served by plain Django views (binary bodies, y-sweet's and lens-relay's own paths, /mcp), listed so
 # /api/docs and the OpenAPI schema show every HTTP route. lensrelay/urls.py is the one that serves them.
 PLAIN_ROUTES: dict[str, dict[str, Any]] = {
@@ -91,48 +111,14 @@ PLAIN_ROUTES: dict[str, dict[str, Any]] = {
             requestBody={"required": False, "content": _JSON_OBJECT},
         )
     },
-    "/doc/{doc_id}/as-update": {
-        "get": _operation(
-            "y-sweet (server token): the whole document as one Yjs update",
-            {"200": "binary Yjs update", **_DOC_ANSWERS},
-            parameters=[_DOC],
-        )
-    },
-    "/doc/{doc_id}/update": {
-        "post": _operation(
-            "y-sweet (server token): apply one Yjs update, all or nothing",
-            {
-                "200": "`{ok}`",
-                "400": "not a Yjs update",
-                **_DOC_ANSWERS,
-                "403": "read-only",
-                "413": "too large",
-            },
-            parameters=[_DOC],
-            requestBody={"required": True, "content": _BINARY},
-        )
-    },
-    "/d/{doc_id}/as-update": {
-        "get": _operation(
-            "The whole document as one Yjs update (API token or the document's client token)",
-            {"200": "binary Yjs update", **_DOC_ANSWERS},
-            parameters=[_DOC],
-        )
-    },
-    "/d/{doc_id}/update": {
-        "post": _operation(
-            "Apply one Yjs update, all or nothing (API token or the document's client token)",
-            {
-                "200": "`{ok}`",
-                "400": "not a Yjs update",
-                **_DOC_ANSWERS,
-                "403": "read-only",
-                "413": "too large",
-            },
-            parameters=[_DOC],
-            requestBody={"required": True, "content": _BINARY},
-        )
-    },
+    "/doc/{doc_id}/as-update": _as_update("y-sweet (server token): the whole document as one Yjs update"),
+    "/doc/{doc_id}/update": _update("y-sweet (server token): apply one Yjs update, all or nothing"),
+    "/d/{doc_id}/as-update": _as_update(
+        "The whole document as one Yjs update (API token or the document's client token)"
+    ),
+    "/d/{doc_id}/update": _update(
+        "Apply one Yjs update, all or nothing (API token or the document's client token)"
+    ),
     "/d/{doc_id}/versions": {
         "get": _operation(
             "The document's versions, newest first", {"200": "list", **_DOC_ANSWERS}, parameters=[_DOC]
