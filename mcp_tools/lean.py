@@ -4,18 +4,20 @@ None of the middleware does anything for `/mcp` (no cookies, CSRF, sessions or t
 checks its own Origin, token and limits), yet the chain, URL resolving, django-ninja's dispatch, the
 request signals and two thread hops (`request_started` receivers and closing the response, each on a
 fresh thread per request) were a good part of every call's cost (see bench/RESULTS.md). Django's request
-object, body spooling and response classes are still used, and a request whose client goes away is
-cancelled as Django's handler does.
+object and response classes are still used, and a request whose client goes away is cancelled as Django's
+handler does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.core.exceptions import RequestAborted
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.exception import response_for_exception
@@ -31,6 +33,24 @@ class McpHandler(ASGIHandler):
     def __init__(self) -> None:
         # Deliberately not ASGIHandler.__init__: that loads the middleware chain this handler skips.
         self._middleware_chain = None
+
+    async def read_body(self, receive: Any) -> io.BytesIO:
+        """The body in memory, never spooled to a file: Django's spool writes a body over 2.5 MB to disk on
+        the event loop's thread (tens of milliseconds every live client waits for). Daphne has already
+        buffered the whole body, so keeping it costs nothing more; past the endpoint's limit (which then
+        answers 413) the rest is read and dropped."""
+        keep = int(settings.LENSRELAY_MCP_MAX_BODY_BYTES) + 1
+        body = io.BytesIO()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise RequestAborted()
+            chunk = message.get("body", b"")
+            if body.tell() < keep:
+                body.write(chunk[: keep - body.tell()])
+            if not message.get("more_body", False):
+                body.seek(0)
+                return body
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:

@@ -19,6 +19,7 @@ name themselves without signing in (OAuth registration, MCP `clientInfo`), so ev
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Callable
 
@@ -49,6 +50,8 @@ def _pass(name: str) -> str:
     return _SPACES.sub(" ", _UNSAFE.sub(" ", unicodedata.normalize("NFKC", name))).strip()
 
 
+# Remembered: every live transaction labels its author with it, and a room's few authors repeat.
+@functools.lru_cache(maxsize=4096)
 def clean_name(name: str, *, limit: int = NAME_LIMIT) -> str:
     """`name` as every record shows it (see the module's docstring); empty when nothing visible is left."""
     # Twice: taking a character out can leave a pair that NFKC composes anew.

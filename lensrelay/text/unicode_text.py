@@ -34,10 +34,20 @@ def refuse_unencodable(text: str, *, where: str) -> str:
     return text
 
 
+def _encodable(text: str) -> bool:
+    """UTF-8 encoding refuses exactly the surrogates, and runs in C at memory speed: a 3 MB edit's text is
+    checked in about a millisecond, where the regular expression took tens of them on the event loop."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def find_unencodable(value: Any, *, where: str = "value") -> str | None:
     """Describe the first unpaired surrogate in a decoded JSON value (keys included), or None."""
     if isinstance(value, str):
-        match = _SURROGATE.search(value)
+        match = None if _encodable(value) else _SURROGATE.search(value)
         return None if match is None else _describe(where, value, match)
     if isinstance(value, dict):
         for key, item in value.items():

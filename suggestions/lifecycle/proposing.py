@@ -96,8 +96,11 @@ def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> N
     await since it was read). Only markup and discarded text are deleted, so every kept character keeps
     its Yjs identity.
 
-    Edits go right to left: the text before an edit is still as planned, so its UTF-8 offsets are
-    computed once, in one pass, instead of once per edit.
+    The UTF-8 offsets are computed once, in one pass over the planned text, and edits go left to right,
+    each shifted by what the ones before it added or removed: Yjs finds an offset inside a long item by
+    walking it from the item's start, and each edit splits the item there, so left to right walks the
+    text once where right to left walked it once per edit (a 100-edit multi_edit on a 250 KB note held
+    the event loop 55 ms instead of 2).
     """
     ytext = room.doc.get(CONTENTS, type=Text)
     with room.transact():
@@ -106,11 +109,14 @@ def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> N
             raise SuggestionError("Document changed while the suggestion was written. Nothing was changed.")
         for edits in batches:
             offsets = byte_offsets(current, sorted({i for e in edits for i in (e.start, e.end)}))
-            for edit in reversed(edits):
-                if edit.end > edit.start:
-                    del ytext[offsets[edit.start] : offsets[edit.end]]
+            shift = 0
+            for edit in sorted(edits, key=lambda e: e.start):
+                start, end = offsets[edit.start] + shift, offsets[edit.end] + shift
+                if end > start:
+                    del ytext[start:end]
                 if edit.insert:
-                    ytext.insert(offsets[edit.start], edit.insert)
+                    ytext.insert(start, edit.insert)
+                shift += len(edit.insert.encode()) - (end - start)
             current = apply_raw_edits(current, edits)
 
 

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from django.core.exceptions import RequestAborted
 from django.core.signals import request_finished
 from django.http import HttpResponse, StreamingHttpResponse
 
@@ -189,3 +190,40 @@ async def test_a_server_shutdown_still_cancels_the_request(monkeypatch: pytest.M
     handling.cancel()  # daphne killing its applications, not a client going away
     with pytest.raises(asyncio.CancelledError):
         await handling
+
+
+def chunks_then_end(*chunks: bytes) -> Any:
+    messages = [{"type": "http.request", "body": c, "more_body": True} for c in chunks]
+    messages.append({"type": "http.request", "body": b"", "more_body": False})
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0)
+
+    return receive
+
+
+async def test_a_body_over_djangos_spool_size_stays_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Django's spool writes a body over 2.5 MB to a file, on the event loop's thread."""
+
+    def no_files(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the body was spooled to a file")
+
+    monkeypatch.setattr("tempfile.SpooledTemporaryFile", no_files)
+    big = b"x" * (3 * 1024 * 1024)
+    body = await McpHandler().read_body(chunks_then_end(big[:65536], big[65536:]))
+    assert body.read() == big
+
+
+async def test_a_body_over_the_limit_is_kept_only_to_one_byte_past_it(settings: Any) -> None:
+    """Enough for the endpoint to answer 413; the rest is read and dropped, not held."""
+    settings.LENSRELAY_MCP_MAX_BODY_BYTES = 1000
+    body = await McpHandler().read_body(chunks_then_end(b"a" * 600, b"b" * 600, b"c" * 5000))
+    assert body.read() == b"a" * 600 + b"b" * 401
+
+
+async def test_a_client_gone_while_sending_its_body_aborts_the_request() -> None:
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    with pytest.raises(RequestAborted):
+        await McpHandler().read_body(receive)
