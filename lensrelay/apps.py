@@ -21,10 +21,10 @@ class LensRelayConfig(AppConfig):
     def ready(self) -> None:
         # These modules register document-store listeners (folder mirroring, text cache, purged rooms),
         # derived views (versions, search rows, vectors, backlinks: lensrelay.docstore.derived) and model
-        # signal receivers (OAuth clients' names) on import; suggestions and mcp_tools register their
-        # derived views from their own ready().
+        # signal receivers (OAuth clients' names; the update log's first claim on SQLite's lock) on import;
+        # suggestions and mcp_tools register their derived views from their own ready().
         from lensrelay.access import actor_names  # noqa: F401
-        from lensrelay.docstore import texts  # noqa: F401
+        from lensrelay.docstore import logfirst, texts  # noqa: F401
         from lensrelay.docstore.derived import derive_backlog
         from lensrelay.history import listen as history_listen  # noqa: F401
         from lensrelay.observability.scrape import scrape_gauge

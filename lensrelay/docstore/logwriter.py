@@ -28,6 +28,7 @@ from django.db import connections
 from django.utils import timezone
 
 from lensrelay.docstore import persistence
+from lensrelay.docstore.logfirst import exempt_this_thread, log_appends_queued, log_appends_written
 from lensrelay.docstore.loopsqlite import sqlite_file
 from lensrelay.models import YUpdate
 
@@ -130,6 +131,7 @@ class LogWriter:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="lensrelay-log", daemon=True)
             self._thread.start()
+        log_appends_queued()  # this process's other writers let it go first (docstore.logfirst)
         self._queue.put(_Append(doc_id, update, touch, author, future))
         return future
 
@@ -144,6 +146,7 @@ class LogWriter:
             self._thread = None
 
     def _run(self) -> None:
+        exempt_this_thread()
         try:
             while (first := self._queue.get()) is not None:
                 batch = [first]
@@ -157,7 +160,10 @@ class LogWriter:
                         stop = True
                         break
                     batch.append(entry)
-                self._write(batch)
+                try:
+                    self._write(batch)
+                finally:
+                    log_appends_written(len(batch))
                 if stop:
                     break
         finally:
