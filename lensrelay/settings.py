@@ -180,7 +180,8 @@ LENSRELAY_DERIVE_POLL_SECONDS = _env_float("LENSRELAY_DERIVE_POLL_SECONDS", 0.5)
 # The launcher starts a derive process that ended again after this many seconds.
 LENSRELAY_DERIVE_RESTART_SECONDS = _env_float("LENSRELAY_DERIVE_RESTART_SECONDS", 1.0)
 # The derive process lowers its scheduling priority by this nice increment (0 leaves it as is): where it
-# shares cores with a server, deliveries go first and derived views wait for spare time.
+# shares cores with a server, deliveries go first and derived views wait for spare time. Its database
+# thread keeps the server's priority (it holds SQLite's write lock, which the live path waits for).
 LENSRELAY_DERIVE_NICE = int(os.environ.get("LENSRELAY_DERIVE_NICE", "10"))
 # The launcher's cyclic garbage collector: Python's thresholds "700,10,10" make a full collection every few
 # seconds under a team's load, and with a thousand clients' objects it stops the loop 100-200 ms. Set

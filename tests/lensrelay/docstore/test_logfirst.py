@@ -75,6 +75,22 @@ def test_the_wait_is_bounded_so_no_writer_starves(queued: None, monkeypatch: pyt
     assert YUpdate.objects.filter(doc_id="bounded").count() == 1
 
 
+def test_appends_queued_after_a_writer_came_do_not_hold_it_back(queued: None) -> None:
+    """A steady stream of live changes must not starve the other writers: each waits only for the appends
+    that were queued when it began."""
+    _sqlite_only()
+    thread, done = _write_in_a_thread("ticket")
+    time.sleep(0.05)
+    logfirst.log_appends_queued()  # a newer append, still queued below
+    time.sleep(0.05)
+    assert "at" not in done
+    released = time.monotonic()
+    logfirst.log_appends_written()  # the one queued before the writer came
+    thread.join(5)
+    assert done["at"] - released < 0.1
+    assert logfirst.log_appends_pending() == 1
+
+
 def test_the_log_writer_thread_itself_never_waits(queued: None) -> None:
     started = time.monotonic()
     thread, done = _write_in_a_thread("exempt", exempt=True)
