@@ -1,5 +1,6 @@
-"""The update log writes first on SQLite: another write transaction of the process waits while appends are
-queued, at most a bounded time, and the log's own writer never waits; PostgreSQL is left alone."""
+"""The update log writes first on SQLite: another write transaction of the process waits for the appends
+queued when it began (not later ones), at most a bounded time, and the log's own writer never waits;
+PostgreSQL is left alone."""
 
 from __future__ import annotations
 
