@@ -293,16 +293,7 @@ def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, objec
     if choice not in ("accept", "reject", "clean_up"):
         return HttpResponseBadRequest("decision must be accept, reject or clean_up")
     if choice == "clean_up":
-        cleaned = suggestion_clean_up(suggestion=suggestion, user=request.user)
-        target = f"{suggestion.get_kind_display().lower()} of {suggestion.path} ({suggestion.uid})"
-        if cleaned.ok:
-            model_admin.message_user(
-                request, f"Cleaned up the {target} ({cleaned.detail}).", messages.SUCCESS
-            )
-        else:
-            model_admin.message_user(
-                request, f"Could not clean up the {target}: {cleaned.reason}.", messages.ERROR
-            )
+        _clean_up(model_admin, request, suggestion)
         return redirect(after_decision_url(request, suggestion))
     decide = suggestion_accept if choice == "accept" else suggestion_reject
     decision = decide(suggestion=suggestion, user=request.user, note=_note(request))
@@ -357,6 +348,18 @@ def bulk_decide(
     )
 
 
+def _clean_up(model_admin: ModelAdmin[Suggestion], request: HttpRequest, suggestion: Suggestion) -> None:
+    """Remove a stale suggestion's leftovers as a recorded decision, and say how it went."""
+    decision = suggestion_clean_up(suggestion=suggestion, user=request.user)
+    target = f"{suggestion.get_kind_display().lower()} of {suggestion.path} ({suggestion.uid})"
+    if decision.ok:
+        model_admin.message_user(request, f"Cleaned up the {target} ({decision.detail}).", messages.SUCCESS)
+    else:
+        model_admin.message_user(
+            request, f"Could not clean up the {target}: {decision.reason}.", messages.ERROR
+        )
+
+
 def bulk_clean_up(
     model_admin: ModelAdmin[Suggestion], request: HttpRequest, queryset: QuerySet[Suggestion]
 ) -> TemplateResponse | None:
@@ -364,16 +367,7 @@ def bulk_clean_up(
     suggestions = list(queryset.order_by("created"))
     if request.POST.get("post") == "yes":
         for suggestion in suggestions:
-            decision = suggestion_clean_up(suggestion=suggestion, user=request.user)
-            target = f"{suggestion.get_kind_display().lower()} of {suggestion.path} ({suggestion.uid})"
-            if decision.ok:
-                model_admin.message_user(
-                    request, f"Cleaned up the {target} ({decision.detail}).", messages.SUCCESS
-                )
-            else:
-                model_admin.message_user(
-                    request, f"Could not clean up the {target}: {decision.reason}.", messages.ERROR
-                )
+            _clean_up(model_admin, request, suggestion)
         return None
     opts = model_admin.opts
     context: dict[str, Any] = {

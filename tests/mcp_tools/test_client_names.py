@@ -22,9 +22,7 @@ from lensrelay.vault.folders import folder_create
 from suggestions.models import Suggestion
 
 from ..lensrelay.access.test_oauth_server import code_from, consent, exchange
-from .test_transport_support import HANDSHAKE, Mcp, http
-
-__all__ = ["http"]
+from .test_transport_support import HANDSHAKE, Mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,9 +12,7 @@ from lensrelay.access.tokens import token_revoke, token_set_folders
 from lensrelay.models import ApiToken
 from mcp_tools.callers import memory, sessions
 from mcp_tools.models import ReadMark
-from tests.mcp_tools.test_transport_support import Mcp, TokenFactory, http, mcp, test_tools, tokens
-
-__all__ = ["http", "mcp", "test_tools", "tokens"]
+from tests.mcp_tools.test_transport_support import Mcp, TokenFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -17,9 +17,7 @@ from lensrelay.access.oauth import grant_create
 from lensrelay.access.tokens import token_revoke
 from lensrelay.models import ApiToken
 from mcp_tools.callers import memory
-from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, http
-
-__all__ = ["http"]
+from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

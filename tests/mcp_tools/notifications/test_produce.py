@@ -18,9 +18,7 @@ from mcp_tools.notifications import events
 from suggestions.lifecycle import claims
 from suggestions.lifecycle.follow import _settle
 from suggestions.models import Suggestion
-from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory, http, mcp, tokens
-
-__all__ = ["http", "mcp", "tokens"]
+from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -20,9 +20,7 @@ from lensrelay.vault.folders import folder_create
 from mcp_tools.models import McpStream, McpSubscription
 from mcp_tools.notifications.events import events_append
 from mcp_tools.resources.documents import document_uri
-from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory, http, mcp, tokens
-
-__all__ = ["http", "mcp", "tokens"]
+from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

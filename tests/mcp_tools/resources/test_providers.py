@@ -10,9 +10,7 @@ from mcp_types import methods as wire
 
 from mcp_tools.registry import ToolContext
 from mcp_tools.resources.providers import PROVIDERS, Resources, register_resource_provider
-from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, http, mcp, tokens
-
-__all__ = ["http", "mcp", "tokens"]
+from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

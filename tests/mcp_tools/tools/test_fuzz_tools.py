@@ -21,11 +21,9 @@ from hypothesis import strategies as st
 from lensrelay.models import Document, YDoc, YUpdate
 from lensrelay.vault.importexport import import_vault
 from suggestions.models import Suggestion
-from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory, http, tokens
+from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory
 
 from .tool_arguments import tool_arguments
-
-__all__ = ["http", "tokens"]
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

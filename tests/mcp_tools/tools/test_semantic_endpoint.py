@@ -9,9 +9,9 @@ import pytest
 
 from lensrelay.models import Folder
 from tests.lensrelay.semantic.helpers import import_embedded_vault, note_in_another_folder, semantic
-from tests.mcp_tools.test_transport_support import Mcp, TokenFactory, http, tokens
+from tests.mcp_tools.test_transport_support import Mcp, TokenFactory
 
-__all__ = ["http", "semantic", "tokens"]
+__all__ = ["semantic"]
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

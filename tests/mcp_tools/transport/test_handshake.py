@@ -15,19 +15,7 @@ from mcp_types import methods as wire
 from mcp_tools.callers import memory
 from mcp_tools.models import McpSession
 from mcp_tools.registry import Tool
-from tests.mcp_tools.test_transport_support import (
-    BOTH,
-    GATE,
-    HANDSHAKE,
-    Mcp,
-    TokenFactory,
-    http,
-    mcp,
-    test_tools,
-    tokens,
-)
-
-__all__ = ["http", "mcp", "test_tools", "tokens"]
+from tests.mcp_tools.test_transport_support import BOTH, GATE, HANDSHAKE, Mcp, TokenFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -12,18 +12,7 @@ from django.utils import timezone
 
 from lensrelay.access.tokens import token_revoke
 from lensrelay.models import ApiToken
-from tests.mcp_tools.test_transport_support import (
-    BOTH,
-    HANDSHAKE,
-    Mcp,
-    TokenFactory,
-    http,
-    mcp,
-    test_tools,
-    tokens,
-)
-
-__all__ = ["http", "mcp", "test_tools", "tokens"]
+from tests.mcp_tools.test_transport_support import BOTH, HANDSHAKE, Mcp, TokenFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,18 +9,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from mcp_tools.registry import Tool
-from tests.mcp_tools.test_transport_support import (
-    GATE,
-    HANDSHAKE,
-    Mcp,
-    TokenFactory,
-    http,
-    mcp,
-    test_tools,
-    tokens,
-)
-
-__all__ = ["http", "mcp", "test_tools", "tokens"]
+from tests.mcp_tools.test_transport_support import GATE, HANDSHAKE, Mcp, TokenFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

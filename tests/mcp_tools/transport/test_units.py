@@ -221,8 +221,9 @@ async def test_a_json_only_outbox_drops_notifications() -> None:
     assert outbox.queue.empty()
 
 
-@pytest.mark.django_db  # response.close() sends request_finished, which closes database connections
-async def test_closing_the_stream_cancels_the_handler() -> None:
+async def _streaming_a_waiting_handler() -> tuple[StreamingHttpResponse, asyncio.Event]:
+    """An answer streaming a progress event from a handler that then waits; the event is set once the
+    handler is cancelled."""
     outbox = Outbox(streaming=True)
     cancelled = asyncio.Event()
 
@@ -237,6 +238,12 @@ async def test_closing_the_stream_cancels_the_handler() -> None:
 
     response = await answer(run(), outbox=outbox, accepts=parse_accept(None), status_of=lambda m: 200)
     assert isinstance(response, StreamingHttpResponse)
+    return response, cancelled
+
+
+@pytest.mark.django_db  # response.close() sends request_finished, which closes database connections
+async def test_closing_the_stream_cancels_the_handler() -> None:
+    response, cancelled = await _streaming_a_waiting_handler()
     stream = cast(AsyncGenerator[bytes, None], response.streaming_content)
     first = await stream.__anext__()
     assert b"notifications/progress" in first
@@ -349,20 +356,7 @@ async def test_an_unanswered_request_times_out() -> None:
 
 
 async def test_a_disconnect_while_waiting_cancels_the_handler() -> None:
-    outbox = Outbox(streaming=True)
-    cancelled = asyncio.Event()
-
-    async def run() -> dict[str, Any]:
-        outbox.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return ok()
-
-    response = await answer(run(), outbox=outbox, accepts=parse_accept(None), status_of=lambda m: 200)
-    assert isinstance(response, StreamingHttpResponse)
+    response, cancelled = await _streaming_a_waiting_handler()
 
     async def consume() -> None:
         async for _chunk in cast(AsyncGenerator[bytes, None], response.streaming_content):

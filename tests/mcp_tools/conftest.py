@@ -1,0 +1,6 @@
+"""The fixtures of an in-process `/mcp` endpoint (a live store, an HTTP client, tokens, test tools), for every
+test of the package (tests/mcp_tools/test_transport_support.py)."""
+
+from tests.mcp_tools.test_transport_support import http, mcp, test_tools, tokens
+
+__all__ = ["http", "mcp", "test_tools", "tokens"]
