@@ -13,7 +13,8 @@ Loads alternate between the servers and each runs ``--reps`` times; medians are 
 ``50x10@100`` and ``150x10@350`` the team loads. ``--workers 2`` runs Lens Relay as two workers on a fresh
 PostgreSQL database and a private redis-server (each document's clients spread over both; one derive
 process beside the first worker); the reference is one Node process, as it is deployed.
-``--modes process,inline`` adds a run with derived work inside the server (the layout before issue 23).
+``--modes process,inline`` adds a run with derived work inside the server (the layout before issue 23);
+``none`` is the launcher with no derive process beside it (one worker only).
 
     .venv/bin/python -m bench.run_team [--loads 1x2@20,1x10@50,50x10@100,150x10@350] [--seconds 20]
         [--reps 2] [--workers 1|2] [--modes process] [--keep]
@@ -69,7 +70,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=2, help="runs per server and load")
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2), help="Lens Relay workers")
     parser.add_argument(
-        "--modes", default="process", help="where Lens Relay derives: process (the default), inline"
+        "--modes",
+        default="process",
+        help="where Lens Relay derives: process (the default), inline, none (no derive process)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the work directory (server logs, database)")
     return parser.parse_args(argv)
@@ -131,7 +134,10 @@ def wait_for_derive(workers: list[LiveServer]) -> list[int]:
 
 @contextmanager
 def single_relay(workdir: Path, vault: Path, mode: str) -> Iterator[Relay]:
-    server = harness.start_relay(workdir / f"relay-{mode}", LENSRELAY_DERIVED_WORK=mode)
+    # "none": the launcher's shape with no derive process beside it (derived work left undone), the
+    # baseline the derive process must not slow.
+    env = {"LENSRELAY_DERIVED_WORK": mode} if mode != "none" else {"LENSRELAY_DERIVE_BESIDE": "false"}
+    server = harness.start_relay(workdir / f"relay-{mode}", **env)
     try:
         harness.import_vault(server, vault, folder=FOLDER)
         token = harness.create_token(server)
