@@ -275,9 +275,34 @@ def word_hunks(old: str, new: str) -> list[Hunk]:
             last = touching.pop()
             hunk = Hunk(last.start, hunk.end, last.old + hunk.old, last.new + hunk.new)
         touching.append(hunk)
-    return [
+    tightened = [
         hunk if _is_whole((0, len(hunk.old), 0, len(hunk.new))) else _tightened(hunk) for hunk in touching
     ]
+    return [
+        _slid_past_punctuation(old, hunk, tightened[i + 1] if i + 1 < len(tightened) else None)
+        for i, hunk in enumerate(tightened)
+    ]
+
+
+def _slid_past_punctuation(old: str, hunk: Hunk, following: Hunk | None) -> Hunk:
+    """A pure insertion moved right past the punctuation it starts with, where ``old`` has the same mark
+    there: a sentence appended after ``The end.`` reads ``The end.{++ More.++}``, not the equivalent
+    ``The end{++. More++}.`` that the diff finds (matching the final stop). Never past a letter or digit
+    (a word is not split), a line break, or up to the next hunk (two marks would meet)."""
+    if hunk.old or not hunk.new:
+        return hunk
+    at, text = hunk.start, hunk.new
+    limit = following.start if following is not None else len(old) + 1
+    while (
+        at < len(old)
+        and at + 1 < limit
+        and text[0] == old[at]
+        and not old[at].isalnum()
+        and not _has_line_break(old[at])
+    ):
+        text = text[1:] + old[at]
+        at += 1
+    return hunk if at == hunk.start else Hunk(at, at, "", text)
 
 
 def _is_whole(run: tuple[int, int, int, int]) -> bool:

@@ -185,7 +185,8 @@ def _overlaps(span: tuple[int, int], start: int, end: int) -> bool:
 
 
 def _widen(layout: _Layout, region: _Region) -> None:
-    """Absorb every mark (comments excepted) the region overlaps, widening it, until none is left."""
+    """Absorb every mark (comments excepted) the region overlaps, with the marks of the same change right
+    beside it (a deletion and its insertion), widening it, until none is left."""
     changed = True
     while changed:
         changed = False
@@ -194,19 +195,59 @@ def _widen(layout: _Layout, region: _Region) -> None:
             if index in region.absorbed or mark.kind == "comment":
                 continue
             if _overlaps(span, region.start, region.end):
-                region.absorbed.add(index)
-                region.start, region.end = min(region.start, span[0]), max(region.end, span[1])
+                for partner in _same_change(layout, index):
+                    region.absorbed.add(partner)
+                    first, last = layout.spans[partner]
+                    region.start, region.end = min(region.start, first), max(region.end, last)
                 changed = True
 
 
+def _same_change(layout: _Layout, index: int) -> list[int]:
+    """The mark and its neighbours of the same suggestion that touch it in the raw text: absorbed
+    together, or the one left behind would stand beside the new markup as a second mark of the same
+    change (``{--quick--}{-- brown--}``)."""
+    marks = layout.marks
+    uid = mark_id(marks[index])
+    first = last = index
+    if uid is not None:
+        while first > 0 and marks[first - 1].end == marks[first].start and mark_id(marks[first - 1]) == uid:
+            first -= 1
+        while (
+            last + 1 < len(marks)
+            and marks[last].end == marks[last + 1].start
+            and mark_id(marks[last + 1]) == uid
+        ):
+            last += 1
+    return [i for i in range(first, last + 1) if marks[i].kind != "comment"]
+
+
+def _raw_range(layout: _Layout, region: _Region) -> tuple[int, int]:
+    """Where a region's markup is written: between the gaps at its view edges, and over every mark it
+    absorbed (a deletion shows nowhere in the view, so the gap at its edge may lie past it)."""
+    if region.start == region.end:
+        start = end = layout.first_gap_position(region.start)
+    else:
+        start, end = layout.last_gap_position(region.start), layout.first_gap_position(region.end)
+    for index in region.absorbed:
+        start, end = min(start, layout.marks[index].start), max(end, layout.marks[index].end)
+    return start, end
+
+
+def _meet(layout: _Layout, last: _Region, region: _Region) -> bool:
+    """Whether two regions' markup would stand side by side, with no mark between them: written as one,
+    so one change reads as one mark (``{--quick brown--}``, never ``{--quick--}{-- brown--}``)."""
+    return region.start == last.end and _raw_range(layout, region)[0] <= _raw_range(layout, last)[1]
+
+
 def _regions(layout: _Layout, hunks: list[Hunk]) -> list[_Region]:
-    """The hunks widened over the marks they overlap; regions that then overlap are merged and widened
-    again. Widening never reaches back over an earlier region (it would have absorbed the same mark)."""
+    """The hunks widened over the marks they overlap; regions that then overlap or meet are merged and
+    widened again. Widening never reaches back over an earlier region (it would have absorbed the same
+    mark)."""
     merged: list[_Region] = []
     for hunk in hunks:
         region = _Region(hunk.start, hunk.end, [hunk])
         _widen(layout, region)
-        while merged and region.start < merged[-1].end:
+        while merged and (region.start < merged[-1].end or _meet(layout, merged[-1], region)):
             last = merged.pop()
             region = _Region(
                 min(last.start, region.start),
@@ -354,6 +395,83 @@ def _edits_from_pieces(pieces: list[_Piece], raw_start: int, raw_end: int) -> li
     return edits
 
 
+def _marks_joined(raw: str, edits: list[RawEdit], uid: str) -> list[RawEdit]:
+    """The edits, changed so that one change of ``uid`` reads as one mark: marks of it standing side by
+    side in the result become one deletion followed by one insertion (``{--quick--}{-- brown--}`` becomes
+    ``{--quick brown--}``, ``{++a++}{--b--}`` becomes ``{--b--}{++a++}``). The deleted text stays where
+    it is; only markers, metadata and (where an insertion stood before a deletion) inserted text move.
+    Marks meet where a region meets a superseded mark that only takes the new metadata."""
+    written = apply_raw_edits(raw, edits)
+    own = [m for m in parse(written) if mark_id(m) == uid and m.kind in ("deletion", "addition")]
+    changes: list[tuple[int, int, str]] = []  # replace written[start:end] with the text
+    for chain in _side_by_side(own):
+        kinds = [m.kind for m in chain]
+        if kinds == ["deletion", "addition"]:
+            continue
+        if len(set(kinds)) == 1:
+            changes += [(a.content_end, b.content_start, "") for a, b in itertools.pairwise(chain)]
+            continue
+        meta = written[chain[0].start + _OPENING_WIDTH : chain[0].content_start]
+        added = "".join(m.content for m in chain if m.kind == "addition")
+        position, opening = chain[0].start, OPEN_DELETION + meta
+        for deletion in (m for m in chain if m.kind == "deletion"):
+            changes.append((position, deletion.content_start, opening))
+            position, opening = deletion.content_end, ""
+        changes.append(
+            (position, chain[-1].end, CLOSE_DELETION + OPEN_ADDITION + meta + added + CLOSE_ADDITION)
+        )
+    if not changes:
+        return edits
+    return _edits_from_pieces(_replaced(_pieces_of(raw, edits), changes), 0, len(raw))
+
+
+def _side_by_side(marks: list[Mark]) -> list[list[Mark]]:
+    chains: list[list[Mark]] = []
+    for mark in marks:
+        if chains and chains[-1][-1].end == mark.start:
+            chains[-1].append(mark)
+        else:
+            chains.append([mark])
+    return [chain for chain in chains if len(chain) > 1]
+
+
+def _pieces_of(raw: str, edits: Sequence[RawEdit]) -> list[tuple[int, int, _Piece]]:
+    """The text the edits make, as pieces (kept raw ranges, inserted text) with where each stands in it."""
+    pieces: list[tuple[int, int, _Piece]] = []
+    cursor = at = 0
+    for edit in [*edits, RawEdit(len(raw), len(raw), "")]:
+        for piece in ((cursor, edit.start), edit.insert):
+            size = piece[1] - piece[0] if isinstance(piece, tuple) else len(piece)
+            if size:
+                pieces.append((at, at + size, piece))
+                at += size
+        cursor = edit.end
+    return pieces
+
+
+def _replaced(pieces: list[tuple[int, int, _Piece]], changes: list[tuple[int, int, str]]) -> list[_Piece]:
+    """The pieces with each ``(start, end, text)`` of ``changes`` (ascending, apart, none empty) done."""
+    out: list[_Piece] = []
+    changes = sorted(changes)
+    k, entered = 0, -1
+    for start, end, piece in pieces:
+        position = start
+        while position < end:
+            while k < len(changes) and changes[k][1] <= position:
+                k += 1
+            if k < len(changes) and changes[k][0] <= position:
+                if entered < k:
+                    out.append(changes[k][2])
+                    entered = k
+                position = min(end, changes[k][1])
+                continue
+            stop = min(end, changes[k][0]) if k < len(changes) else end
+            first, last = position - start, stop - start
+            out.append((piece[0] + first, piece[0] + last) if isinstance(piece, tuple) else piece[first:last])
+            position = stop
+    return [piece for piece in out if piece != ""]
+
+
 # -- checks ------------------------------------------------------------------------------------------------
 
 
@@ -455,11 +573,7 @@ def plan_suggestion(raw: str, new_view: str, *, meta: str, uid: str) -> Plan:
     edits: list[RawEdit] = []
     in_regions: set[int] = set()
     for region in regions:
-        if region.start == region.end:
-            raw_start = raw_end = layout.first_gap_position(region.start)
-        else:
-            raw_start = layout.last_gap_position(region.start)
-            raw_end = layout.first_gap_position(region.end)
+        raw_start, raw_end = _raw_range(layout, region)
         indices = list(layout.within(raw_start, raw_end))
         absorbed.update(i for i in indices if layout.marks[i].kind != "comment")
         in_regions.update(indices)
@@ -470,6 +584,7 @@ def plan_suggestion(raw: str, new_view: str, *, meta: str, uid: str) -> Plan:
         if index not in in_regions and mark_id(mark) in writer.superseded:
             edits.append(RawEdit(mark.start + _OPENING_WIDTH, mark.content_start, meta))
     edits.sort(key=lambda e: (e.start, e.end))
+    edits = _marks_joined(raw, edits, uid)
     plan_raw = apply_raw_edits(raw, edits)
     kept = [
         raw[m.start : m.end]

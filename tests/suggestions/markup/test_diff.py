@@ -61,6 +61,28 @@ def test_pure_insertion_and_deletion() -> None:
     assert render_suggestion("a c", "a b c", meta="").count("{--") == 0
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "rendered"),
+    [
+        # the diff matches the final stop; the insertion moves past it, so it reads as one sentence
+        ("The end.", "The end. More words.", "The end.{++ More words.++}"),
+        (
+            "I like tea.\nNext",
+            "I like tea. I also like coffee.\nNext",
+            "I like tea.{++ I also like coffee.++}\nNext",
+        ),
+        ("Wait!", "Wait! Then go!", "Wait!{++ Then go!++}"),
+        ("Hi.\nBye.", "Hi. There.\nBye.", "Hi.{++ There.++}\nBye."),
+        # already after the punctuation: left alone; never moved past a line break
+        ("x, y", "x, z, y", "x, {++z, ++}y"),
+        ("Stop.\n", "Stop.\nGo.\n", "Stop.\n{++Go.\n++}"),
+    ],
+)
+def test_an_insertion_after_a_sentence_is_placed_after_its_stop(old: str, new: str, rendered: str) -> None:
+    assert render_suggestion(old, new, meta="") == rendered
+    assert reject_all(rendered) == old and accept_all(rendered) == new
+
+
 def test_hunks_do_not_merge_across_line_breaks() -> None:
     hunks = word_hunks("# Title\n- item", "# Heading\n- entry")
     assert [(h.old, h.new) for h in hunks] == [("Title", "Heading"), ("item", "entry")]

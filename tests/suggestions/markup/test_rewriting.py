@@ -118,3 +118,28 @@ def test_a_stray_opening_that_would_capture_the_new_markup_is_refused_naming_it(
     raw = "Write {++ to add text, then fox"  # an unclosed delimiter, shown as plain text
     with pytest.raises(SuggestionError, match=re.escape("'{++'")):
         plan_suggestion(raw, accepted_of(raw).replace("fox", "cat"), meta=META, uid="new")
+
+
+@pytest.mark.parametrize(
+    ("raw", "old", "new", "written"),
+    [
+        # over a pending replacement and the word after it: one deletion, not {--fast--}{-- brown--}
+        (
+            f"The {{--{GPT}fast--}}{{++{GPT}quick++}} brown fox.",
+            "quick brown ",
+            "",
+            "The {--fast brown --}fox.",
+        ),
+        # a superseded deletion that only takes the new metadata meets the new deletion: joined
+        (f"the {{--{GPT}the--}}{{++{GPT}the++}}the the", "thethe ", "", "the {--thethe --}the"),
+        # an insertion that would stand before the deletion it goes with is moved after it
+        (
+            f"{{--{GPT}old--}}{{++{GPT}he ++}}the the end",
+            "he the the",
+            "she",
+            "{--oldthe the--}{++she++} end",
+        ),
+    ],
+)
+def test_one_change_reads_as_one_mark(raw: str, old: str, new: str, written: str) -> None:
+    assert bare(plan(raw, old, new)) == written
