@@ -81,6 +81,12 @@ class Suggestion(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     note = models.TextField(blank=True, help_text="The reviewer's note, shown to the assistant")
+    revision: models.JSONField[list[str], list[str]] = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The inserted text of each hunk as the reviewer changed it before accepting (empty: "
+        "accepted as proposed); the hunks keep what was proposed",
+    )
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
     undo: models.JSONField[UndoRecord, UndoRecord] = models.JSONField(
         default=dict,
@@ -110,6 +116,15 @@ class Suggestion(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status == self.Status.PENDING
+
+    @property
+    def accepted_with_changes(self) -> bool:
+        return bool(self.revision)
+
+    def revised_hunks(self) -> list[tuple[str, str]]:
+        """``(proposed, accepted)`` inserted text of each hunk the reviewer changed before accepting."""
+        proposed = [hunk.get("new", "") for hunk in self.hunks or []]
+        return [(old, new) for old, new in zip(proposed, self.revision or [], strict=False) if old != new]
 
 
 class SuggestionHold(models.Model):

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from lensrelay.webhooks.events import event_record, wanted_types
 from lensrelay.webhooks.models import EventType
+from suggestions.markup.revising import revision_difference
 from suggestions.models import Suggestion
 from suggestions.signals import suggestion_decided
 
@@ -88,6 +89,11 @@ def _event_of(row: Suggestion, *, by: Any, undone: str) -> tuple[str, dict[str, 
             "decided_at": row.decided_at.isoformat() if row.decided_at else None,
             "reviewer": _person(row.decided_by),
             "note": row.note,
+            "accepted_with_changes": row.accepted_with_changes,
+            "changes": [
+                {"proposed": old, "accepted": new, "difference": revision_difference(old, new)}
+                for old, new in row.revised_hunks()
+            ],
             "superseded_by": row.superseded_by.uid if row.superseded_by_id and row.superseded_by else None,
         }
         return EventType.SUGGESTION_DECIDED, {"decision": decision}

@@ -110,8 +110,8 @@ class ActionsWidget extends WidgetType {
       note.setAttribute("aria-label", `Note to the assistant for suggestion ${this.id} (optional)`);
       note.dataset.suggestion = this.id;
       box.append(note);
-      // A stale suggestion cannot be applied as proposed: clean up its markup, keeping what is there.
-      if (this.stale) choices.push(["clean_up", "clean up", "Remove its markup, keep the text as it is now"]);
+      // A stale suggestion cannot be applied as proposed: clean it up (the rule: docs/review.md).
+      if (this.stale) choices.push(["clean_up", "clean up", "Keep what people typed inside it, reject the rest"]);
       for (const [decision, label, title] of choices) {
         const button = document.createElement("button");
         button.type = "button";
@@ -302,7 +302,9 @@ class Review {
   async decideAll(accept) {
     const { config, say } = this.page;
     const count = this.pending.size;
-    if (!count || !window.confirm(`${accept ? "Accept" : "Reject"} all ${count} pending suggestions of this note?`)) return;
+    if (!count || !window.confirm(count === 1
+      ? `${accept ? "Accept" : "Reject"} the pending suggestion of this note?`
+      : `${accept ? "Accept" : "Reject"} all ${count} pending suggestions of this note?`)) return;
     say(`${accept ? "Accepting" : "Rejecting"} all…`);
     const answer = await postForm(config.decideAllUrl, { decision: accept ? "accept" : "reject" });
     say(answer.message || answer.reason || "", answer.ok ? "success" : "error");

@@ -47,6 +47,7 @@ from mcp_tools.notifications.subscriptions import (
     listeners_seeing,
     subscribers_of,
 )
+from suggestions.markup.revising import revision_difference
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +147,15 @@ def decision_message(row: Mapping[str, Any]) -> dict[str, Any]:
         "kind": row["kind"],
         "decidedBy": row["decided_by__username"] or "",
         "note": decision_note(row),
+        "acceptedWithChanges": bool(row.get("revision")),
     }
+    if row.get("revision"):
+        proposed = [hunk.get("new", "") for hunk in row.get("hunks") or []]
+        data["changes"] = [
+            {"proposed": old, "accepted": new, "difference": revision_difference(old, new)}
+            for old, new in zip(proposed, row["revision"], strict=False)
+            if old != new
+        ]
     return {
         "jsonrpc": "2.0",
         "method": "notifications/message",
@@ -163,6 +172,8 @@ DECISION_FIELDS = (
     "session_id",
     "decided_by__username",
     "superseded_by__uid",
+    "revision",
+    "hunks",
 )
 
 

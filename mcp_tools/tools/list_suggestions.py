@@ -8,6 +8,7 @@ from pydantic import Field
 from lensrelay.text.vaultpath import MAX_PATH_CHARS
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, tool
+from suggestions.markup.revising import revision_summary
 from suggestions.selectors import age, hunk_previews, suggestions_of_token
 
 
@@ -29,7 +30,8 @@ class ListSuggestionsArgs(ToolArgs):
     description=(
         "Lists the suggestions this token proposed and what became of them: pending, accepted, rejected "
         "(with the reviewer's note), stale (its markup was edited away), superseded by a later one, or "
-        "reverted (accepted, then rolled back by staff)."
+        "reverted (accepted, then rolled back by staff). An edit accepted with changes shows what the "
+        "reviewer changed in your text, as {--yours--}{++theirs++}."
     ),
     args=ListSuggestionsArgs,
 )
@@ -58,6 +60,9 @@ async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
         if row.status == "reverted":
             by = row.rolled_back_by.get_username() if row.rolled_back_by is not None else "a reviewer"
             line += f", then rolled back by {by}"
+        if row.accepted_with_changes:
+            line += "\n  Accepted with changes: the reviewer changed your text before accepting it: "
+            line += revision_summary(row.revised_hunks(), limit=600)
         if row.note:
             line += f"\n  Reviewer's note: {row.note}"
         if row.kind == "edit":

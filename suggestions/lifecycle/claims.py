@@ -9,6 +9,7 @@ whose process died mid-decision can be taken over after `CLAIM_TIMEOUT`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from suggestions.markup.records import HunkRecord, UndoRecord
+from suggestions.markup.revising import revision_summary
 from suggestions.models import Suggestion
 from suggestions.signals import suggestion_decided
 
@@ -58,11 +60,17 @@ def _ours(claim: Claim) -> Any:
 
 
 def settle_claim(
-    *, claim: Claim, user: Any, note: str, undo: UndoRecord | None = None, batch: str = ""
+    *,
+    claim: Claim,
+    user: Any,
+    note: str,
+    undo: UndoRecord | None = None,
+    batch: str = "",
+    revision: Sequence[str] = (),
 ) -> Suggestion | None:
     """Record the decision and its one history entry; None if the claim was taken over meanwhile.
     ``undo`` is what undoing it needs (see suggestions/markup/undo_record.py); ``batch`` names a bulk
-    decision."""
+    decision; ``revision`` the inserted texts as the reviewer changed them before accepting."""
     final = Status.ACCEPTED if claim.status == Status.ACCEPTING else Status.REJECTED
     reviewer = _reviewer(user)
     with transaction.atomic():
@@ -73,6 +81,7 @@ def settle_claim(
             note=note,
             undo=undo or {},
             decision_batch=batch,
+            revision=list(revision),
         )
         if not settled:
             return None
@@ -83,10 +92,18 @@ def settle_claim(
                 user_id=reviewer.pk,
                 queryset=[row],
                 action_flag=CHANGE,
-                change_message=f"{final.capitalize()} the suggestion" + (f": {note}" if note else ""),
+                change_message=_decision_message(row, note=note),
                 single_object=True,
             )
     return row
+
+
+def _decision_message(row: Suggestion, *, note: str) -> str:
+    """The history entry: the decision, what the reviewer changed before accepting, and the note."""
+    message = f"{row.get_status_display()} the suggestion"
+    if row.accepted_with_changes:
+        message += f" with changes: {revision_summary(row.revised_hunks())}"
+    return message + (f": {note}" if note else "")
 
 
 def stale_claim(*, claim: Claim) -> None:
@@ -171,6 +188,7 @@ def settle_undo(*, claim: UndoClaim, user: Any, hunks: list[HunkRecord]) -> bool
             undo={},
             decision_batch="",
             hunks=hunks,
+            revision=[],
         )
         if not reopened:
             return False

@@ -1,10 +1,19 @@
-"""Cleaning up a stale suggestion's leftovers: the base text restored, the broken markers removed.
+"""Cleaning up a stale suggestion: settle what is left of it, keeping every word a person typed.
 
-When a person edits part of a suggestion's markup away, what is left can be markers without a partner
-(``{"author":…}@@and algal ++}``) or intact marks of a suggestion that can no longer be decided as a whole.
-Cleaning up removes this suggestion's markers and metadata and rejects what is still recognisably its own
-proposal (an addition still holding exactly the proposed text goes; anything a person typed stays).
-It is a recorded decision: who cleaned up, when, and an entry in the admin's history.
+The rule (the one docs/review.md describes), per part of the suggestion as it now stands in the note:
+
+1. A person typed inside its inserted text (and not inside the text it deletes): the person was working
+   on the new text, so the part is taken as they left it: the inserted text stays with their words, the
+   text it replaced goes.
+2. A person typed inside the text it deletes (and not inside its insertion): the old text stays with
+   their words, the proposed insertion goes.
+3. A person typed inside both: both stay, nothing a person wrote is lost.
+4. A part nobody touched is rejected: the old text comes back and the proposed insertion goes.
+5. Markers left without a partner (a person deleted a delimiter, ``{"author":…}@@and algal ++}``): the
+   markers and metadata go; the text between them stays, unless it is exactly a proposed insertion.
+
+Every marker and its metadata go; other suggestions and comments stay byte-identical. It is a recorded
+decision: who cleaned up, when, and an entry in the admin's history.
 """
 
 from __future__ import annotations
@@ -35,13 +44,17 @@ from suggestions.markup.criticmarkup import (
     Span,
     mark_id,
     merged_descending,
+    own_changes,
     parse,
 )
 from suggestions.models import Suggestion
 from suggestions.signals import suggestion_decided
 
 CLEANABLE = (Suggestion.Status.PENDING, Suggestion.Status.STALE)
-CLEANED_NOTE = "Cleaned up: its markup was broken; the text it would have replaced is kept."
+CLEANED_NOTE = (
+    "Cleaned up: a person edited it, so it could not be decided as proposed. What they typed is kept; "
+    "the rest of it was rejected."
+)
 _OPENING_WIDTH = 3
 
 
@@ -68,15 +81,33 @@ def _inside(position: int, marks: Iterable[Mark]) -> bool:
     return any(m.start <= position < m.end for m in marks)
 
 
-def clean_up_spans(raw: str, uid: str, proposed_new: set[str]) -> list[Span]:
-    """The spans to delete: this suggestion's markers and metadata, and additions still as proposed."""
+def _taken_as_typed(raw: str, uid: str, proposed_new: set[str], proposed_old: set[str]) -> set[int]:
+    """Where the deletions of the parts a person typed inside the insertion of (only) start: rule 1."""
+    starts = set()
+    for change in own_changes(raw, uid):
+        deletion = next((m for m in change.marks if m.kind == "deletion"), None)
+        addition = next((m for m in change.marks if m.kind == "addition"), None)
+        if deletion is None or addition is None:
+            continue
+        if addition.content not in proposed_new and deletion.content in proposed_old:
+            starts.add(deletion.start)
+    return starts
+
+
+def clean_up_spans(
+    raw: str, uid: str, proposed_new: set[str], proposed_old: set[str] | None = None
+) -> list[Span]:
+    """The spans to delete under the module's rule: this suggestion's markers and metadata, additions
+    still as proposed, and the old text of parts a person rewrote inside the insertion."""
     marks = parse(raw)
     others = [m for m in marks if mark_id(m) != uid]
+    replaced = _taken_as_typed(raw, uid, proposed_new, proposed_old or set())
     spans: list[Span] = []
     for mark in marks:
         if mark_id(mark) != uid:
             continue
-        if mark.kind in ("addition", "comment") and (mark.kind == "comment" or mark.content in proposed_new):
+        goes_whole = mark.kind == "comment" or (mark.kind == "addition" and mark.content in proposed_new)
+        if goes_whole or mark.start in replaced:
             spans.append(Span(mark.start, mark.end))
         else:
             spans += [Span(mark.start, mark.content_start), Span(mark.content_end, mark.end)]
@@ -139,7 +170,8 @@ async def suggestion_clean_up_in_store(*, store: DocStore, suggestion: Suggestio
         if room is not None:
             raw = str(room.doc.get(CONTENTS, type=Text))
             proposed = {h.get("new", "") for h in suggestion.hunks or [] if h.get("new")}
-            spans = clean_up_spans(raw, suggestion.uid, proposed)
+            replaced = {h.get("old", "") for h in suggestion.hunks or [] if h.get("old")}
+            spans = clean_up_spans(raw, suggestion.uid, proposed, replaced)
             _delete_spans(room, spans)
             removed = sum(s.end - s.start for s in spans)
             await room.flushed()

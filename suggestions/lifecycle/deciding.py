@@ -13,7 +13,7 @@ from typing import Any
 from pycrdt import Text
 
 from lensrelay.docstore.offload import offloaded
-from lensrelay.docstore.offsets import text_delete
+from lensrelay.docstore.offsets import text_delete, text_replace
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.texts import CONTENTS
@@ -35,6 +35,7 @@ from suggestions.lifecycle.moving import move_document, move_folder, remove_docu
 from suggestions.markup.criticmarkup import Change, Span, accept_edits, own_changes, reject_edits
 from suggestions.markup.integrity import markup_mismatch
 from suggestions.markup.records import RegionRecord, UndoRecord
+from suggestions.markup.revising import apply_replacements, revision_edits, revision_refusal
 from suggestions.markup.undo_record import recorded, settled_regions
 from suggestions.models import Suggestion
 
@@ -68,14 +69,22 @@ async def _own_changes(room: Room, uid: str) -> tuple[str, list[Change]]:
 
 
 def _decide_markup(
-    room: Room, suggestion: Suggestion, *, accept: bool, raw: str, changes: list[Change]
+    room: Room,
+    suggestion: Suggestion,
+    *,
+    accept: bool,
+    raw: str,
+    changes: list[Change],
+    revision: Sequence[str] = (),
 ) -> list[RegionRecord]:
     """Accept or reject the suggestion's own marks, only if they are still exactly what was proposed.
 
     Each hunk's recorded old and new text is compared with the markup first: if a person typed inside
     it, accepting would delete their words with the proposed ones, so the suggestion is stale instead
     and nothing changes. Only marks carrying this suggestion's id are touched; a comment or another
-    suggestion that merely touches them stays. Returns what undo needs to write the markup back.
+    suggestion that merely touches them stays. A ``revision`` (the reviewer's inserted texts, one per
+    hunk) is written into the marks first, in the same transaction: everyone sees one change. Returns
+    what undo needs to write the markup back.
     """
     ytext = room.doc.get(
         CONTENTS, type=Text
@@ -87,14 +96,21 @@ def _decide_markup(
     mismatch = markup_mismatch(raw, suggestion, parsed=changes)
     if mismatch is not None:
         raise StaleSuggestion(mismatch)
-    per_change = [accept_edits(raw, c) if accept else reject_edits(raw, c) for c in changes]
-    spans: list[Span] = [span for change_spans in per_change for span in change_spans]
+    revising = revision_edits(raw, suggestion.uid, revision) if revision else []
     with room.transact():
         current = raw
+        if revising:
+            for edit in reversed(revising):
+                text_replace(ytext, current=current, start=edit.start, end=edit.end, value=edit.insert)
+            current = apply_replacements(raw, revising)
+            changes = own_changes(current, suggestion.uid)
+        before = current
+        per_change = [accept_edits(before, c) if accept else reject_edits(before, c) for c in changes]
+        spans: list[Span] = [span for change_spans in per_change for span in change_spans]
         for span in sorted(spans, key=lambda s: s.start, reverse=True):
             text_delete(ytext, current=current, start=span.start, end=span.end)
             current = current[: span.start] + current[span.end :]
-    return recorded(current, settled_regions(raw, per_change))
+    return recorded(current, settled_regions(before, per_change))
 
 
 @dataclass
@@ -108,7 +124,7 @@ class Decision:
 def _apply_row(target: Suggestion, row: Suggestion | None) -> Suggestion:
     """Bring the caller's copy up to date with the stored row (callers keep using their object)."""
     if row is not None:
-        for name in ("status", "decided_at", "decided_by_id", "note"):
+        for name in ("status", "decided_at", "decided_by_id", "note", "revision"):
             setattr(target, name, getattr(row, name))
         target.decided_by = row.decided_by
     return target
@@ -161,7 +177,13 @@ _ACCEPTING: dict[
 
 
 async def _change_document(
-    store: DocStore, suggestion: Suggestion, *, accept: bool, user: Any = None, flush: bool = True
+    store: DocStore,
+    suggestion: Suggestion,
+    *,
+    accept: bool,
+    user: Any = None,
+    flush: bool = True,
+    revision: Sequence[str] = (),
 ) -> tuple[str, UndoRecord]:
     """Carry out the decision in the live documents; returns what it did and how to undo it (empty when
     undo is not offered). Raises SuggestionError. With ``flush`` False a markup decision returns before
@@ -195,7 +217,9 @@ async def _change_document(
     if room is None:
         raise StaleSuggestion("the document no longer exists")
     raw, changes = await _own_changes(room, suggestion.uid)
-    regions = _decide_markup(room, suggestion, accept=accept, raw=raw, changes=changes)
+    regions = _decide_markup(
+        room, suggestion, accept=accept, raw=raw, changes=changes, revision=revision if accept else ()
+    )
     removes = rules.trashed_on is accept  # a rejected new note goes with its markup
     if flush or removes:
         await room.flushed()
@@ -205,21 +229,42 @@ async def _change_document(
     return "", {"regions": regions}
 
 
+def _changed_only(suggestion: Suggestion, revision: Sequence[str]) -> list[str]:
+    """The revision, or nothing when it changes none of the proposed texts (a plain accept)."""
+    proposed = [hunk.get("new", "") for hunk in suggestion.hunks or []]
+    return list(revision) if list(revision) != proposed else []
+
+
 def _marked(suggestions: Sequence[Suggestion]) -> list[str]:
     """The documents whose markup deciding these suggestions changes."""
     return [s.doc_id for s in suggestions if rules_of(s).marked]
 
 
 async def suggestion_decide(
-    *, store: DocStore, suggestion: Suggestion, user: Any, accept: bool, note: str = "", batch: str = ""
+    *,
+    store: DocStore,
+    suggestion: Suggestion,
+    user: Any,
+    accept: bool,
+    note: str = "",
+    batch: str = "",
+    revision: Sequence[str] = (),
 ) -> Decision:
     """Accept or reject one pending suggestion in the live document, exactly once.
 
     The decision is claimed in the database first (see suggestions/lifecycle/claims.py), so of reviewers
     racing in any number of processes one changes the document and the others are told who decided; a stale
     suggestion is marked and refused, and a refused change leaves it pending. ``batch`` names a bulk
-    decision, so that it can be undone as a whole.
+    decision, so that it can be undone as a whole. ``revision`` accepts with changes: the inserted text
+    of each hunk as the reviewer changed it (see suggestions/markup/revising.py).
     """
+    revision = _changed_only(suggestion, revision) if accept else []
+    if revision:
+        refusal = revision_refusal([h.get("new", "") for h in suggestion.hunks], revision)
+        if refusal is None and not rules_of(suggestion).marked:
+            refusal = "only a change marked in a note can be accepted with changes"
+        if refusal is not None:
+            return Decision(suggestion, False, f"cannot accept with changes: {refusal}")
     claim = await store.db(claim_decision, pk=suggestion.pk, accept=accept, user=user)
     if not isinstance(claim, Claim):
         return Decision(_apply_row(suggestion, claim), False, already_decided(claim))
@@ -227,7 +272,9 @@ async def suggestion_decide(
     # the markup's removal as decided in an editor.
     async with holding(store, *_marked([suggestion])):
         try:
-            detail, undo = await _change_document(store, suggestion, accept=accept, user=user)
+            detail, undo = await _change_document(
+                store, suggestion, accept=accept, user=user, revision=revision
+            )
         except StaleSuggestion as exc:
             await store.db(stale_claim, claim=claim)
             suggestion.status, suggestion.decided_by = Suggestion.Status.STALE, None
@@ -238,7 +285,9 @@ async def suggestion_decide(
         except BaseException:
             await store.db(release_claim, claim=claim)
             raise
-        row = await store.db(settle_claim, claim=claim, user=user, note=note, undo=undo, batch=batch)
+        row = await store.db(
+            settle_claim, claim=claim, user=user, note=note, undo=undo, batch=batch, revision=revision
+        )
     if row is None:
         logger.warning("the decision on suggestion %s was taken over while it was applied", suggestion.uid)
         return Decision(suggestion, False, "the decision took too long and was taken over by another")
@@ -355,9 +404,13 @@ async def _decide_claimed(
 # -- sync entry points for the admin -------------------------------------------------------------------
 
 
-def suggestion_accept(*, suggestion: Suggestion, user: Any, note: str = "") -> Decision:
+def suggestion_accept(
+    *, suggestion: Suggestion, user: Any, note: str = "", revision: Sequence[str] = ()
+) -> Decision:
     return run_on_store(
-        lambda store: suggestion_decide(store=store, suggestion=suggestion, user=user, accept=True, note=note)
+        lambda store: suggestion_decide(
+            store=store, suggestion=suggestion, user=user, accept=True, note=note, revision=revision
+        )
     )
 
 

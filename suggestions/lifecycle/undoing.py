@@ -24,15 +24,17 @@ from django.conf import settings
 from django.utils import timezone
 from pycrdt import Text
 
-from lensrelay.docstore.offsets import text_insert
+from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.texts import CONTENTS
+from suggestions.errors import SuggestionError
 from suggestions.kinds import rules_of
 from suggestions.lifecycle.claims import DECIDED, UndoClaim, claim_undo, release_undo, settle_undo
 from suggestions.lifecycle.follow import holding
 from suggestions.lifecycle.proposing import hunk_records
 from suggestions.markup.records import RegionRecord
+from suggestions.markup.revising import RawReplacement, apply_replacements, revision_edits
 from suggestions.markup.undo_record import insert_all, pieces_back
 from suggestions.models import Suggestion
 
@@ -121,10 +123,12 @@ def _write_back(rooms: dict[str, Room], rows: list[Suggestion]) -> list[str]:
 
     A note's decisions are undone latest first, each against the text the later ones' undo leaves, so
     suggestions decided one after another (a bulk decision) come back exactly even where they were close.
-    All is checked on a copy first; then written, with no await from the first check to the last write,
-    so nothing can change a note in between. Returns the rows whose text moved (then nothing is written).
+    A suggestion accepted with changes comes back as it was proposed: its revised inserted text is changed
+    back in the same step. All is checked on a copy first; then written, with no await from the first check
+    to the last write, so nothing can change a note in between. Returns the rows whose text moved (then
+    nothing is written).
     """
-    steps: dict[str, list[list[tuple[int, str]]]] = defaultdict(list)
+    steps: dict[str, list[list[RawReplacement]]] = defaultdict(list)
     moved: list[str] = []
     by_doc: dict[str, list[Suggestion]] = defaultdict(list)
     for row in rows:
@@ -141,8 +145,17 @@ def _write_back(rooms: dict[str, Room], rows: list[Suggestion]) -> list[str]:
             if pieces is None:
                 moved.append(f"{_label(row)}: {_moved_text(row.undo['regions'])}")
                 continue
-            steps[doc_id].append(pieces)
+            steps[doc_id].append([RawReplacement(index, index, value) for index, value in pieces])
             text = insert_all(text, pieces)
+            if row.accepted_with_changes:
+                proposed = [hunk.get("new", "") for hunk in row.hunks]
+                try:
+                    unrevising = revision_edits(text, row.uid, proposed)
+                except SuggestionError as exc:
+                    moved.append(f"{_label(row)}: its proposal cannot be restored ({exc})")
+                    continue
+                steps[doc_id].append(unrevising)
+                text = apply_replacements(text, unrevising)
     if moved:
         return moved
     for doc_id, doc_steps in steps.items():
@@ -150,11 +163,11 @@ def _write_back(rooms: dict[str, Room], rows: list[Suggestion]) -> list[str]:
         ytext = room.doc.get(CONTENTS, type=Text)
         with room.transact():
             current = str(ytext)
-            for pieces in doc_steps:
-                # Right to left: the text before each insertion is still ``current``, so its offsets hold.
-                for index, value in sorted(pieces, key=lambda p: p[0], reverse=True):
-                    text_insert(ytext, current=current, index=index, value=value)
-                current = insert_all(current, pieces)
+            for edits in doc_steps:
+                # Right to left: the text before each edit is still ``current``, so its offsets hold.
+                for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+                    text_replace(ytext, current=current, start=edit.start, end=edit.end, value=edit.insert)
+                current = apply_replacements(current, edits)
     return []
 
 

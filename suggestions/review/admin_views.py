@@ -56,6 +56,7 @@ from suggestions.markup.criticmarkup import (
 )
 from suggestions.markup.diff import word_hunks
 from suggestions.markup.integrity import markup_mismatch
+from suggestions.markup.revising import revision_summary
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
 from suggestions.review.review_page import summary
@@ -268,6 +269,8 @@ def report(
         target = f"{suggestion.get_kind_display().lower()} of {suggestion.path} ({suggestion.uid})"
         if decision.ok:
             detail = f" ({decision.detail})" if decision.detail else ""
+            if suggestion.accepted_with_changes:
+                detail += f" with your changes: {revision_summary(suggestion.revised_hunks())}"
             model_admin.message_user(request, f"{done} the {target}{detail}.", messages.SUCCESS)
         else:
             model_admin.message_user(
@@ -277,6 +280,12 @@ def report(
 
 def _note(request: HttpRequest) -> str:
     return request.POST.get("note", "").strip()[:NOTE_MAX_CHARS]
+
+
+def _revision(request: HttpRequest) -> list[str]:
+    """The inserted texts as the reviewer changed them on the card, one per hunk (none: as proposed).
+    Browsers send a text field's line breaks as CRLF; the note's are LF."""
+    return [text.replace("\r\n", "\n") for text in request.POST.getlist("revision")]
 
 
 def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, object_id: str) -> HttpResponse:
@@ -295,8 +304,12 @@ def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, objec
     if choice == "clean_up":
         _clean_up(model_admin, request, suggestion)
         return redirect(after_decision_url(request, suggestion))
-    decide = suggestion_accept if choice == "accept" else suggestion_reject
-    decision = decide(suggestion=suggestion, user=request.user, note=_note(request))
+    if choice == "accept":
+        decision = suggestion_accept(
+            suggestion=suggestion, user=request.user, note=_note(request), revision=_revision(request)
+        )
+    else:
+        decision = suggestion_reject(suggestion=suggestion, user=request.user, note=_note(request))
     report(model_admin, request, [decision], accept=choice == "accept")
     return redirect(after_decision_url(request, suggestion))
 

@@ -73,6 +73,17 @@ class Card:
     def stale(self) -> bool:
         return self.suggestion.status == Suggestion.Status.STALE
 
+    @property
+    def revisable(self) -> bool:
+        """Whether the reviewer may change its inserted text before accepting (its markup is in the note
+        and it inserts something)."""
+        return (
+            self.in_note
+            and not self.stale
+            and rules_of(self.suggestion).marked
+            and any(hunk.get("new") for hunk in self.suggestion.hunks or [])
+        )
+
 
 @dataclass
 class RecentDecision:

@@ -578,10 +578,10 @@ async def test_a_suggestion_a_person_typed_inside_shows_as_stale_with_its_choice
     status = await ann.do(lambda p: p.inner_text("#lr-status"))
     # Either the accept finds the person's words inside it, or the follower has already marked it stale.
     assert "edited" in status or "already stale" in status, status
-    # still shown as stale (the row is stale now), and cleaning up removes the markup, restores the text it
-    # would have replaced and keeps the person's words (suggestions.lifecycle.cleaning)
+    # still shown as stale (the row is stale now); the person typed inside the insertion, so cleaning up
+    # takes it as they left it and the text it replaced goes (rule 1 of suggestions.lifecycle.cleaning)
     await ann.do(lambda p: p.click(f"button.lr-clean_up[data-suggestion='{uid}']"))
-    expected = text_of("Stale").replace("lazy dog", "lazy dogsleepy old cat")
+    expected = text_of("Stale").replace("lazy dog", "sleepy old cat")
     assert await person.wait_text(equals=expected) == expected
     assert await ann.wait_text(equals=expected) == expected
     assert await ann.do(lambda p: p.locator(".lr-actions").count()) == 0

@@ -54,7 +54,8 @@ PAYLOADS = (
 )
 HOSTILE = "# Hostile\n\n" + "\n\n".join(PAYLOADS) + "\n\nPlain words to change.\n"
 DANGEROUS = (
-    "#review-live script, #review-live img, #review-live iframe, #review-live svg, #review-live details, "
+    "#review-live script, #review-live img, #review-live iframe, #review-live svg, "
+    "#review-live details:not(.revise), "
     "#review-live [onerror], #review-live [onload], #review-live [onmouseover], #review-live [ontoggle], "
     "#review-live a[href^='javascript'], #review-live [style]"
 )

@@ -240,12 +240,19 @@ async def test_write_then_edit_two_words_then_edit_inside_the_own_suggestion(
                 ],
             },
         )
-        reply = await claude.ok(
+        # Taking back exactly what the write proposed there is no change of its own: refused, with what
+        # to do (it once wrote a mark that changed nothing, {--light--}{++light++}).
+        taken_back, refused = await claude.call(
             "edit", {"file_path": path, "old_string": "sunlight into stored", "new_string": "light into"}
+        )
+        assert refused and "only takes back pending suggestion(s)" in taken_back, taken_back
+        reply = await claude.ok(
+            "edit",
+            {"file_path": path, "old_string": "sunlight into stored", "new_string": "bright light into"},
         )
         assert "supersedes" in reply
         text = await claude.ok("read", {"file_path": path})
-    expected = "Photosynthesis (in plants) turns light into glucose.\n"
+    expected = "Photosynthesis (in plants) turns bright light into glucose.\n"
     client = await watcher(engine, yclients, "Crash.md")
     stored = await settled_text(client, lambda t: accepted_of(t) == expected, "the accepted view")
     assert base_of(stored) == DOCS["Crash.md"]

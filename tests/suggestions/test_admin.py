@@ -45,12 +45,6 @@ def decide_url(suggestion: Suggestion) -> str:
 # -- fixtures ----------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-async def fox(store: Any, make_folder: Any) -> Any:
-    folder = await sync_to_async(make_folder)("Lens")
-    return await document_create(store=store, folder=folder, path="/Fox.md", text=ORIGINAL)
-
-
 async def propose(store: Any, document: Any, *edits: tuple[str, str], author: str = "claude") -> Suggestion:
     index = path_index(store)
     await index.ensure()
@@ -88,11 +82,6 @@ async def client_for(username: str, *codenames: str, csrf: bool = False) -> Asyn
     client = AsyncClient(enforce_csrf_checks=csrf)
     await client.aforce_login(user)
     return client
-
-
-@pytest.fixture
-async def reviewer(transactional_db: None) -> AsyncClient:
-    return await client_for("rita", "view_suggestion", "review_suggestion")
 
 
 @pytest.fixture

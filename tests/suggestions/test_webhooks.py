@@ -93,9 +93,27 @@ async def test_a_proposal_and_its_acceptance_are_told_with_reviewer_and_note(
         "note": "Thanks",
         "decided_at": None,
         "superseded_by": None,
+        "accepted_with_changes": False,
+        "changes": [],
     }
     event = await sync_to_async(WebhookEvent.objects.get)(type="suggestion.decided")
     assert event.folder_id == folder.pk and event.doc_id == document.doc_id
+
+
+async def test_an_acceptance_with_changes_tells_what_was_proposed_and_what_was_accepted(
+    store: Any, make_folder: Any, endpoint: WebhookEndpoint
+) -> None:
+    folder = await sync_to_async(make_folder)("Team")
+    document = await document_create(store=store, folder=folder, path="/Note.md", text="alpha beta gamma\n")
+    row = await propose(store, document, ("beta gamma", "BETA GAMMA"))
+    rita = await client_for("rita", "view_suggestion", "review_suggestion")
+    await rita.post(decide_url(row), {"decision": "accept", "revision": ["BETA DELTA"]})
+    (decided,) = await sync_to_async(events)("suggestion.decided")
+    assert decided["decision"]["accepted_with_changes"] is True
+    assert decided["decision"]["changes"] == [
+        {"proposed": "BETA GAMMA", "accepted": "BETA DELTA", "difference": "BETA {--GAMMA--}{++DELTA++}"}
+    ]
+    assert decided["suggestion"]["new_text"] == "BETA GAMMA"  # the proposal, as created
 
 
 async def test_a_rejection_without_a_reviewer_and_a_move_proposal(

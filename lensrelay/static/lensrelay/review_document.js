@@ -35,12 +35,19 @@
       if (response.ok) {
         const state = await response.json();
         if (state.version !== version && typeof state.html === "string") {
-          // Keep what the reviewer is typing in a note across the refresh.
-          const notes = {};
-          for (const area of live.querySelectorAll("textarea[data-uid]")) notes[area.dataset.uid] = area.value;
+          // Keep what the reviewer is typing (a note, a changed text) and the parts they opened across
+          // the refresh.
+          const typed = {}, opened = new Set();
+          for (const area of live.querySelectorAll("textarea[id]")) {
+            if (area.value !== area.defaultValue) typed[area.id] = area.value;
+          }
+          for (const details of live.querySelectorAll("details[id][open]")) opened.add(details.id);
           live.innerHTML = state.html;  // rendered and sanitized by the server, as on first load
-          for (const area of live.querySelectorAll("textarea[data-uid]")) {
-            if (notes[area.dataset.uid]) area.value = notes[area.dataset.uid];
+          for (const area of live.querySelectorAll("textarea[id]")) {
+            if (Object.prototype.hasOwnProperty.call(typed, area.id)) area.value = typed[area.id];
+          }
+          for (const details of live.querySelectorAll("details[id]")) {
+            if (opened.has(details.id)) details.open = true;
           }
           version = state.version;
           root.dataset.version = version;

@@ -64,6 +64,22 @@ def test_an_admin_decision_is_logged_for_the_proposing_session_only() -> None:
     assert logged(other) == []
 
 
+def test_an_acceptance_with_changes_tells_the_assistant_what_the_reviewer_changed() -> None:
+    mine = listening("mine")
+    row = proposed(mine)
+    Suggestion.objects.filter(pk=row.pk).update(
+        hunks=[{"old": "a", "new": "slow red"}, {"old": "b", "new": ""}]
+    )
+    claim = claims.claim_decision(pk=row.pk, accept=True, user=None)
+    assert isinstance(claim, claims.Claim)
+    claims.settle_claim(claim=claim, user=None, note="", revision=["slow ruby", ""])
+    [data] = logged(mine)
+    assert data["status"] == "accepted" and data["acceptedWithChanges"] is True
+    assert data["changes"] == [
+        {"proposed": "slow red", "accepted": "slow ruby", "difference": "slow {--red--}{++ruby++}"}
+    ]
+
+
 def test_an_editor_decision_and_a_stale_claim_are_logged_too() -> None:
     mine = listening("mine")
     accepted, stale = proposed(mine), proposed(mine)

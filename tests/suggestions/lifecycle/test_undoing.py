@@ -41,11 +41,6 @@ async def fox(store: Any, make_folder: Any) -> Any:
     return await document_create(store=store, folder=folder, path="/Fox.md", text=FOX)
 
 
-@pytest.fixture
-async def reviewer(transactional_db: None) -> AsyncClient:
-    return await client_for("rita", "view_suggestion", "review_suggestion")
-
-
 async def undo(client: AsyncClient, suggestion: Suggestion, **data: str) -> tuple[int, dict[str, Any]]:
     response = await client.post(undo_url(suggestion), data)
     return response.status_code, json.loads(response.content)

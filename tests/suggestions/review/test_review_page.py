@@ -47,11 +47,6 @@ async def fox(store: Any, make_folder: Any) -> Any:
     )
 
 
-@pytest.fixture
-async def reviewer(transactional_db: None) -> AsyncClient:
-    return await client_for("rita", "view_suggestion", "review_suggestion")
-
-
 async def test_the_page_shows_the_note_rendered_with_each_suggestion_in_place(
     store: Any, fox: Any, reviewer: AsyncClient
 ) -> None:
@@ -406,3 +401,25 @@ async def test_accept_all_decides_without_rendering_the_note(
     monkeypatch.undo()  # the review page it goes back to renders the note, as it should
     assert messages_of(await reviewer.get(acted["Location"])) == ["1 accepted"]
     assert (await refreshed(quick)).status == "accepted"
+
+
+async def test_a_card_offers_its_inserted_text_for_changing_and_shows_hostile_text_inert(
+    store: Any, fox: Any, reviewer: AsyncClient
+) -> None:
+    hostile = "</textarea><script>window.__xss = 1</script>"
+    quick = await propose(store, fox, ("quick brown", "\nslow red"), ("lazy dog", hostile))
+    dropped = await propose(store, fox, (" & more", ""))
+    page = (await reviewer.get(review_url(fox.doc_id))).content.decode()
+    fields = re.findall(
+        r'<textarea name="revision"[^>]*id="revision-(\w+)-(\d)"[^>]*>(.*?)</textarea>', page, re.S
+    )
+    # one field per inserted text, in the card's order; the newline after the tag keeps a leading one
+    assert [(uid, number) for uid, number, _ in fields] == [(quick.uid, "1"), (quick.uid, "2")]
+    assert quick.hunks[0]["new"].endswith("\nslow red") and fields[0][2] == "\n" + quick.hunks[0]["new"]
+    assert fields[1][2] == "\n&lt;/textarea&gt;&lt;script&gt;window.__xss = 1&lt;/script&gt;"
+    assert "<script>window.__xss" not in page
+    # a suggestion that only deletes has nothing to change
+    assert f'id="revise-{dropped.uid}"' not in page and f'id="revise-{quick.uid}"' in page
+    # without the review permission there is no field at all
+    viewer = await client_for("victor", "view_suggestion")
+    assert 'name="revision"' not in (await viewer.get(review_url(fox.doc_id))).content.decode()
