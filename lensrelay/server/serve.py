@@ -1,5 +1,6 @@
 """Run Lens Relay under daphne with the settings' frame limit:
-`python -m lensrelay.server.serve [daphne options]`.
+`python -m lensrelay.server.serve [--prepare] [daphne options]` (``--prepare``: migrate and load the demo
+first, as ./scripts/serve does).
 
 Plain daphne reads no Django setting for its WebSocket limits and drops any message over 1 MiB by cutting the
 TCP connection: y-websocket then reconnects and resends the same update forever. Here daphne's limit is
@@ -22,6 +23,9 @@ from pprint import pformat
 from typing import Any
 
 APPLICATION = "lensrelay.asgi:application"
+# Migrate and load the demo before serving, in this process: what ./scripts/serve does on every start,
+# without paying for Django's start-up three times.
+PREPARE = "--prepare"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -42,6 +46,9 @@ def _serve(argv: Sequence[str] | None) -> None:
     from daphne.cli import CommandLineInterface
 
     args = list(sys.argv[1:] if argv is None else argv)
+    if PREPARE in args:
+        args.remove(PREPARE)
+        _prepare()
     if any(arg.startswith(("--websocket-max-message-size", "--websocket-max-frame-size")) for arg in args):
         sys.exit(
             "lensrelay.server.serve: the WebSocket limits come from LENSRELAY_MAX_FRAME_BYTES;"
@@ -63,6 +70,15 @@ def _serve(argv: Sequence[str] | None) -> None:
     finally:
         if beside is not None:
             beside.stop()
+
+
+def _prepare() -> None:
+    from django.core.management import call_command
+    from django.db import connections
+
+    call_command("migrate", interactive=False)
+    call_command("demo")
+    connections.close_all()  # the server's threads open their own
 
 
 def _limited_server_class() -> type:
