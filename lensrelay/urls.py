@@ -11,6 +11,7 @@ from mcp_tools.api import urls as mcp_urls
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("", include(oauth_urls.urlpatterns)),
     path("api/", api.urls),

@@ -1,10 +1,11 @@
-"""The landing page at ``/``: what this server is and how to connect to it."""
+"""The landing page at ``/``: what this server is and how to connect to it; the icon at ``/favicon.ico``."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
+from django.templatetags.static import static
 
 from lensrelay.api import api, ws_base
 
@@ -18,3 +19,8 @@ def home(request: HttpRequest) -> HttpResponse:
         "demo": settings.LENSRELAY_DEMO,
     }
     return render(request, "lensrelay/home.html", context)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page names: send them to the icon the pages link."""
+    return HttpResponsePermanentRedirect(static("lensrelay/favicon.svg"))

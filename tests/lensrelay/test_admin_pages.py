@@ -122,3 +122,19 @@ async def test_api_docs_load_their_assets_from_this_server(transactional_db: Non
         if asset.startswith("/static/"):
             # served by the ASGI static handler (the e2e tests load the page in Chromium, offline)
             assert finders.find(asset.removeprefix("/static/")) is not None, asset
+
+
+async def test_every_page_is_titled_lens_relay_and_has_its_icon(
+    staff_client: AsyncClient, transactional_db: None
+) -> None:
+    icon = '<link rel="icon" href="/static/lensrelay/favicon.svg" type="image/svg+xml">'
+    assert finders.find("lensrelay/favicon.svg") is not None
+    assert icon in (await AsyncClient().get("/")).content.decode()
+    for path in ("/admin/", "/admin/login/", "/admin/lensrelay/folder/"):
+        client = staff_client if path != "/admin/login/" else AsyncClient()
+        page = (await client.get(path)).content.decode()
+        assert icon in page and "Django administration" not in page and "Django site admin" not in page, path
+        assert '<div id="site-name"><a href="/admin/">Lens Relay</a></div>' in page, path
+    # browsers ask for /favicon.ico whatever the page names
+    answer = await AsyncClient().get("/favicon.ico")
+    assert (answer.status_code, answer["Location"]) == (301, "/static/lensrelay/favicon.svg")

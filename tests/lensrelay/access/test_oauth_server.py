@@ -155,6 +155,13 @@ def issued() -> tuple[int, int, int]:
 # ---------------------------------------------------------------------------------------- the good path
 
 
+def test_the_consent_page_is_headed_lens_relay(alice: User) -> None:
+    page = browser(alice).get("/oauth/authorize/", authorize_params(register())).content.decode()
+    assert 'id="consent"' in page and "Django administration" not in page
+    assert '<div id="site-name"><a href="/admin/">Lens Relay</a></div>' in page
+    assert "<title>" in page and "Lens Relay admin</title>" in page
+
+
 def test_a_consented_client_gets_a_short_lived_resource_bound_token(alice: User, folders: Any) -> None:
     client_id = register()
     code = code_from(consent(alice, client_id, role="suggest", folders=(folders[0],)))
