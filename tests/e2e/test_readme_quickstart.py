@@ -7,8 +7,9 @@ directory; the JavaScript snippet saved where the README says, with Node. One th
 machine: ``npm install``, whose packages are the ones the e2e tests installed (linked, not downloaded
 again). The snippet's refusals (no token, a refused token, a path that names nothing, no server) are run too,
 the note is printed once per change, and the checkout is left as it was. The team set-up's commands (a
-staff user from the shell, a token for an assistant) and its MCP SDK snippet run too, and the person it
-makes reaches every admin page the set-up lists, able to type in the editor.
+person invited from the shell, who chooses a password through the printed link; a token for an assistant)
+and its MCP SDK snippet run too, and the person reaches every admin page the set-up lists, able to type in
+the editor.
 """
 
 from __future__ import annotations
@@ -255,10 +256,20 @@ def test_the_team_set_up_runs_as_written(served: tuple[Path, int]) -> None:
     env = reader_env(port)
     base = f"http://127.0.0.1:{port}"
 
-    # a second person, from the shell, as written
-    _run(staff, clone, env)
-    username = re.search(r'create_user\("([^"]+)"', staff).group(1)  # type: ignore[union-attr]
-    password = re.search(r'password="([^"]+)"', staff).group(1)  # type: ignore[union-attr]
+    # a second person, invited from the shell as written, chooses a password through the printed link
+    invited = _run(staff, clone, env)
+    username = re.search(r"invite (\w+)@", staff).group(1)  # type: ignore[union-attr]
+    link = re.search(r"works once\): \S+?(/accounts/password/\S+)", invited).group(1)  # type: ignore[union-attr]
+    password = "a passphrase chosen by the person"
+    with httpx.Client(base_url=base, timeout=30, follow_redirects=True) as browser:
+        form = browser.get(link)
+        assert "new_password1" in form.text, form.text[:500]
+        chosen = browser.post(
+            form.url.path,
+            data={"new_password1": password, "new_password2": password,
+                  "csrfmiddlewaretoken": browser.cookies["csrftoken"]},
+        )  # fmt: skip
+        assert "Password reset complete" in chosen.text, chosen.text[:500]
 
     # a token for an assistant: the raw token alone on the last line
     token = _run(create_token, clone, env).strip().splitlines()[-1]
@@ -293,7 +304,7 @@ def test_the_team_set_up_runs_as_written(served: tuple[Path, int]) -> None:
         for page in pages:
             if page.startswith("/admin/auth/"):
                 continue  # the administrator's page for adding users, not this person's
-            # Tokens need the token permissions, which the shell's person was not given.
+            # Tokens need the token permissions, which the Editors group does not give.
             expected = 403 if page == "/admin/lensrelay/apitoken/" else 200
             assert admin.get(page).status_code == expected, page
         editor = admin.get(f"/admin/suggestions/suggestion/document/{document['doc_id']}/edit/")
