@@ -121,10 +121,14 @@ class Suggestion(models.Model):
     def accepted_with_changes(self) -> bool:
         return bool(self.revision)
 
+    def proposed_insertions(self) -> list[str]:
+        """The inserted text of each hunk, as proposed."""
+        return [hunk.get("new", "") for hunk in self.hunks or []]
+
     def revised_hunks(self) -> list[tuple[str, str]]:
         """``(proposed, accepted)`` inserted text of each hunk the reviewer changed before accepting."""
-        proposed = [hunk.get("new", "") for hunk in self.hunks or []]
-        return [(old, new) for old, new in zip(proposed, self.revision or [], strict=False) if old != new]
+        pairs = zip(self.proposed_insertions(), self.revision or [], strict=False)
+        return [(old, new) for old, new in pairs if old != new]
 
 
 class SuggestionHold(models.Model):

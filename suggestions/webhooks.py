@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from lensrelay.webhooks.events import event_record, wanted_types
 from lensrelay.webhooks.models import EventType
-from suggestions.markup.revising import revision_difference
+from suggestions.markup.revising import revision_changes
 from suggestions.models import Suggestion
 from suggestions.signals import suggestion_decided
 
@@ -90,10 +90,7 @@ def _event_of(row: Suggestion, *, by: Any, undone: str) -> tuple[str, dict[str, 
             "reviewer": _person(row.decided_by),
             "note": row.note,
             "accepted_with_changes": row.accepted_with_changes,
-            "changes": [
-                {"proposed": old, "accepted": new, "difference": revision_difference(old, new)}
-                for old, new in row.revised_hunks()
-            ],
+            "changes": revision_changes(row.proposed_insertions(), row.revision),
             "superseded_by": row.superseded_by.uid if row.superseded_by_id and row.superseded_by else None,
         }
         return EventType.SUGGESTION_DECIDED, {"decision": decision}

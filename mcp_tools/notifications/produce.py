@@ -47,7 +47,7 @@ from mcp_tools.notifications.subscriptions import (
     listeners_seeing,
     subscribers_of,
 )
-from suggestions.markup.revising import revision_difference
+from suggestions.markup.revising import revision_changes
 
 logger = logging.getLogger(__name__)
 
@@ -151,11 +151,7 @@ def decision_message(row: Mapping[str, Any]) -> dict[str, Any]:
     }
     if row.get("revision"):
         proposed = [hunk.get("new", "") for hunk in row.get("hunks") or []]
-        data["changes"] = [
-            {"proposed": old, "accepted": new, "difference": revision_difference(old, new)}
-            for old, new in zip(proposed, row["revision"], strict=False)
-            if old != new
-        ]
+        data["changes"] = revision_changes(proposed, row["revision"])
     return {
         "jsonrpc": "2.0",
         "method": "notifications/message",

@@ -231,8 +231,7 @@ async def _change_document(
 
 def _changed_only(suggestion: Suggestion, revision: Sequence[str]) -> list[str]:
     """The revision, or nothing when it changes none of the proposed texts (a plain accept)."""
-    proposed = [hunk.get("new", "") for hunk in suggestion.hunks or []]
-    return list(revision) if list(revision) != proposed else []
+    return list(revision) if list(revision) != suggestion.proposed_insertions() else []
 
 
 def _marked(suggestions: Sequence[Suggestion]) -> list[str]:
@@ -260,7 +259,7 @@ async def suggestion_decide(
     """
     revision = _changed_only(suggestion, revision) if accept else []
     if revision:
-        refusal = revision_refusal([h.get("new", "") for h in suggestion.hunks], revision)
+        refusal = revision_refusal(suggestion.proposed_insertions(), revision)
         if refusal is None and not rules_of(suggestion).marked:
             refusal = "only a change marked in a note can be accepted with changes"
         if refusal is not None:

@@ -148,9 +148,8 @@ def _write_back(rooms: dict[str, Room], rows: list[Suggestion]) -> list[str]:
             steps[doc_id].append([RawReplacement(index, index, value) for index, value in pieces])
             text = insert_all(text, pieces)
             if row.accepted_with_changes:
-                proposed = [hunk.get("new", "") for hunk in row.hunks]
                 try:
-                    unrevising = revision_edits(text, row.uid, proposed)
+                    unrevising = revision_edits(text, row.uid, row.proposed_insertions())
                 except SuggestionError as exc:
                     moved.append(f"{_label(row)}: its proposal cannot be restored ({exc})")
                     continue

@@ -136,6 +136,15 @@ def revision_difference(proposed: str, accepted: str) -> str:
     return "".join(pieces)
 
 
+def revision_changes(proposed: Sequence[str], accepted: Sequence[str]) -> list[dict[str, str]]:
+    """Each part the reviewer changed, as an assistant's notification and a webhook tell it."""
+    return [
+        {"proposed": old, "accepted": new, "difference": revision_difference(old, new)}
+        for old, new in zip(proposed, accepted, strict=False)
+        if old != new
+    ]
+
+
 def revision_summary(revised: Sequence[tuple[str, str]], *, limit: int = 200) -> str:
     """The differences of ``(proposed, accepted)`` pairs on one line (line breaks as ⏎), clipped."""
     flat = "; ".join(revision_difference(old, new) for old, new in revised).replace("\n", "⏎")
