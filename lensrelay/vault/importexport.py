@@ -30,6 +30,7 @@ from lensrelay.files.blobs import blob_put, sha256_hex
 from lensrelay.files.content import BlobMissing, attachment_bytes
 from lensrelay.files.kinds import MARKDOWN, blob_entry_meta, file_kind, stored_as_text
 from lensrelay.models import Document, Folder, YDoc
+from lensrelay.text.counts import counted
 from lensrelay.text.unicode_text import UnencodableText, refuse_unencodable
 from lensrelay.text.vaultpath import (
     FolderPaths,
@@ -66,12 +67,12 @@ class ImportReport:
     def summary(self) -> str:
         text = (
             f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged, "
-            f"{self.folders} sub-folders, {len(self.skipped)} skipped"
+            f"{counted(self.folders, 'sub-folder')}, {len(self.skipped)} skipped"
         )
         if self.kinds:
             text += " (" + ", ".join(f"{kind} {count}" for kind, count in sorted(self.kinds.items())) + ")"
         if self.blob_bytes:
-            text += f", {self.blob_bytes} bytes of attachments stored"
+            text += f", {counted(self.blob_bytes, 'byte')} of attachments stored"
         return text
 
 
@@ -389,7 +390,9 @@ class ExportReport:
     missing: list[str] = field(default_factory=list)  # entries whose blob was never uploaded
 
     def summary(self) -> str:
-        text = f"{self.files} files, {self.folders} sub-folders, {self.bytes} bytes"
+        text = ", ".join(
+            (counted(self.files, "file"), counted(self.folders, "sub-folder"), counted(self.bytes, "byte"))
+        )
         if self.kinds:
             text += " (" + ", ".join(f"{kind} {count}" for kind, count in sorted(self.kinds.items())) + ")"
         if self.missing:

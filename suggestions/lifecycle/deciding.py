@@ -17,6 +17,7 @@ from lensrelay.docstore.offsets import text_delete, text_replace
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.texts import CONTENTS
+from lensrelay.text.counts import counted
 from lensrelay.vault.paths import DocEntry, path_index
 from suggestions.errors import StaleSuggestion, SuggestionError
 from suggestions.kinds import Effect, rules_of
@@ -149,7 +150,7 @@ async def _accept_move(
     store: DocStore, entry: DocEntry, suggestion: Suggestion, user: Any
 ) -> tuple[str, UndoRecord]:
     links = await move_document(store, entry, suggestion.new_path)
-    return f"{links} links rewritten", NOTHING_TO_UNDO
+    return f"{counted(links, 'link')} rewritten", NOTHING_TO_UNDO
 
 
 async def _accept_trash(
@@ -190,7 +191,7 @@ async def _change_document(
     its change is logged: the caller waits for the room's writes (``Room.flushed``) before settling."""
     if suggestion.moves_folder:
         if accept:
-            return f"{await move_folder(store, suggestion)} links rewritten", NOTHING_TO_UNDO
+            return f"{counted(await move_folder(store, suggestion), 'link')} rewritten", NOTHING_TO_UNDO
         return "", NOTHING_CHANGED
     if creates_a_file(suggestion):
         if accept:

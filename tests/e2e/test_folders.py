@@ -34,7 +34,7 @@ def team(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> Team:
     (vault / "Notes").mkdir()
     (vault / "Notes" / "Existing.md").write_text(EXISTING, encoding="utf-8")
     out = relay.import_vault(vault, folder=FOLDER)
-    assert "1 created" in out and "1 sub-folders" in out, out
+    assert "1 created" in out and "1 sub-folder," in out, out
     return Team(relay=relay, token=relay.tokens["edit"])
 
 
