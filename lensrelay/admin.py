@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import admin as auth_admin
 from django.contrib.auth import forms as auth_forms
@@ -33,6 +34,7 @@ from oauth2_provider.models import (
 )
 
 from lensrelay.access.actor_names import username_check
+from lensrelay.access.invitations import invitation_refusal, invitation_send
 from lensrelay.access.tokens import token_create, token_revoke, token_set_folders, token_update
 from lensrelay.adminbase import FilteredLookupsOnly, ModelAdmin
 from lensrelay.docstore import persistence
@@ -40,6 +42,7 @@ from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.trashdoc import TRASH, is_trashed
 from lensrelay.history import admin_views as history_admin
 from lensrelay.models import ApiToken, Document, Folder
+from lensrelay.text.counts import counted
 from lensrelay.text.vaultpath import (
     InvalidPath,
     normalize_path,
@@ -534,6 +537,35 @@ class UserAdmin(FilteredLookupsOnly, auth_admin.UserAdmin):  # type: ignore[type
     secret_fields = ("password",)
     add_form = UserCreationForm
     form = UserChangeForm
+    actions = ("send_invitation",)
+
+    @admin.action(
+        description="Email the selected people a link to choose their password", permissions=["change"]
+    )
+    def send_invitation(self, request: HttpRequest, queryset: QuerySet[Any]) -> HttpResponse | None:
+        """The ``delete_selected`` convention: say who gets a link and who does not (and why), then send."""
+        people = list(queryset.order_by("username"))
+        refused = [(person, reason) for person in people if (reason := invitation_refusal(person))]
+        invited = [person for person in people if invitation_refusal(person) is None]
+        if request.POST.get("post") != "yes":
+            context = {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "title": "Send invitation links?",
+                "invited": invited,
+                "refused": refused,
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            }
+            return TemplateResponse(request, "admin/auth/user/invite_confirmation.html", context)
+        base = settings.LENSRELAY_PUBLIC_URL or request.build_absolute_uri("/")
+        for person in invited:
+            invitation_send(user=person, base_url=base)
+            self.log_change(request, person, "Sent an invitation link to choose a password.")
+        self.message_user(request, f"Sent {counted(len(invited), 'invitation link')}.", messages.SUCCESS)
+        if refused:
+            names = "; ".join(f"{person.get_username()} {reason}" for person, reason in refused)
+            self.message_user(request, f"Not sent: {names}.", messages.WARNING)
+        return None
 
 
 class GroupAdmin(FilteredLookupsOnly, auth_admin.GroupAdmin):

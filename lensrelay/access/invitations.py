@@ -68,16 +68,32 @@ def person_invite(
         user.save()
         user.groups.add(*Group.objects.filter(name__in=groups))
     base = base_url or settings.LENSRELAY_PUBLIC_URL or "http://127.0.0.1:8000"
-    link = password_link(user=user, base_url=base)
-    if send:
-        send_mail(
-            subject="You are invited to Lens Relay",
-            message=(
-                f"Choose your password here (the link works once, for "
-                f"{settings.PASSWORD_RESET_TIMEOUT // 86400} days):\n\n{link}\n\n"
-                f"Your username is {username}."
-            ),
-            from_email=None,
-            recipient_list=[email],
-        )
+    link = invitation_send(user=user, base_url=base) if send else password_link(user=user, base_url=base)
     return Invitation(user=user, link=link, sent=send)
+
+
+def invitation_refusal(user: User) -> str | None:
+    """Why this person cannot be sent an invitation, or None."""
+    if not user.is_active:
+        return "is inactive"
+    if not user.email:
+        return "has no email address"
+    if user.has_usable_password():
+        return "already has a password (“Forgotten your password?” is for them)"
+    return None
+
+
+def invitation_send(*, user: User, base_url: str) -> str:
+    """Email ``user`` a fresh link to choose a password; returns the link."""
+    link = password_link(user=user, base_url=base_url)
+    days = settings.PASSWORD_RESET_TIMEOUT // 86400
+    send_mail(
+        subject="You are invited to Lens Relay",
+        message=(
+            f"Choose your password here (the link works once, for {days} days):\n\n{link}\n\n"
+            f"Your username is {user.get_username()}."
+        ),
+        from_email=None,
+        recipient_list=[user.email],
+    )
+    return link
