@@ -26,7 +26,7 @@ from suggestions.lifecycle.undoing import DECIDED, undo_refusal
 from suggestions.markup.shown import PREVIEW_CHARS, clip
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
-from suggestions.review import admin_views, editor_page, editor_tree, review_page, rollback_page
+from suggestions.review import admin_views, editor_page, editor_tree, inbox_page, review_page, rollback_page
 
 MAX_PREVIEW_HUNKS = 3
 
@@ -239,6 +239,11 @@ class SuggestionAdmin(ModelAdmin):
                 name="suggestions_suggestion_decide_all",
             ),
         ]
+        inbox = path(
+            "inbox/",
+            self.admin_site.admin_view(lambda r: inbox_page.inbox_view(self, r)),
+            name="suggestions_suggestion_inbox",
+        )
         rollback = path(
             "rollback/",
             self.admin_site.admin_view(lambda r: rollback_page.rollback_view(self, r)),
@@ -286,7 +291,7 @@ class SuggestionAdmin(ModelAdmin):
                 name="suggestions_suggestion_editor_tree_action",
             ),
         ]
-        return [*editor, rollback, decide, undo, *review, *super().get_urls()]
+        return [*editor, inbox, rollback, decide, undo, *review, *super().get_urls()]
 
     def undo_view(self, request: HttpRequest, uid: str) -> HttpResponse:
         return admin_views.undo_view(self, request, uid)

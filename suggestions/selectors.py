@@ -207,3 +207,30 @@ def next_pending_suggestion(*, after: Suggestion) -> Suggestion | None:
     if doc_id is None:
         return None
     return pending_suggestions().filter(doc_id=doc_id).order_by("created").first()
+
+
+@dataclass(frozen=True)
+class InboxNote:
+    """A note with pending suggestions, as the review inbox lists it: its newest first."""
+
+    doc_id: str
+    path: str
+    suggestions: list[Suggestion]
+
+    @property
+    def newest(self) -> datetime:
+        return self.suggestions[0].created
+
+
+def review_inbox(*, limit: int = 500) -> list[InboxNote]:
+    """The pending suggestions of the most recent ``limit``, by note; the note changed last first."""
+    rows = pending_suggestions().exclude(doc_id="").order_by("-created", "-pk")[:limit]
+    notes: dict[str, InboxNote] = {}
+    for row in rows:
+        note = notes.setdefault(row.doc_id, InboxNote(row.doc_id, row.path, []))
+        note.suggestions.append(row)
+    return list(notes.values())
+
+
+def review_inbox_count() -> int:
+    return pending_suggestions().exclude(doc_id="").count()

@@ -229,6 +229,7 @@ function start() {
   followPending(page, review);
   showPresence(page);
   showConnection(page);
+  openAtSuggestion(page);
 }
 
 /** The page's config (written by the template), its editor element and the status line. */
@@ -478,6 +479,26 @@ function showPresence(page) {
   };
   provider.awareness.on("change", show);
   show();
+}
+
+/** A link ending in #suggestion-<id> (the review inbox's) opens the note at that suggestion once synced. */
+function openAtSuggestion(page) {
+  const prefix = "#suggestion-";
+  if (!location.hash.startsWith(prefix)) return;
+  const wanted = decodeURIComponent(location.hash.slice(prefix.length));
+  const go = (synced) => {
+    if (synced === false) return;
+    page.provider.off("sync", go);
+    setTimeout(() => {
+      const change = suggestionsIn(page).find((c) => c.id === wanted);
+      if (!change) return page.say("That suggestion is no longer in this note.");
+      page.view.dispatch({ selection: { anchor: change.from }, scrollIntoView: true });
+      page.view.focus();
+      const author = change.metadata && change.metadata.author;
+      page.say(`At ${author ? `${author}'s ` : "the "}suggestion.`);
+    }, 0);
+  };
+  page.provider.on("sync", go);
 }
 
 /** The connection's state; a close code 4400-4499 (refused for good) stops reconnecting. */

@@ -7,12 +7,14 @@ from typing import Any
 from django import template
 from django.urls import reverse
 
+from suggestions.permissions import can_review
 from suggestions.review.review_page import age_of, document_review
 from suggestions.selectors import (
     documents_with_pending,
     pending_by_folder,
     pending_count_of_document,
     pending_of_folder,
+    review_inbox_count,
 )
 
 register = template.Library()
@@ -68,3 +70,13 @@ def folder_pending(folder_id: int) -> dict[str, Any]:
             for s in pending_of_folder(folder_id=folder_id)
         ],
     }
+
+
+@register.inclusion_tag("admin/suggestions/review/inbox_link.html", takes_context=True)
+def review_inbox_link(context: dict[str, Any]) -> dict[str, Any]:
+    """The header's link to the review inbox, with how many suggestions wait: for reviewers only."""
+    request = context.get("request")
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated or not can_review(user):
+        return {"url": ""}
+    return {"url": reverse("admin:suggestions_suggestion_inbox"), "count": review_inbox_count()}

@@ -41,6 +41,7 @@ DOCUMENTS = (
     "Stale",
     "Undo",
     "Notes",
+    "Inbox",
 )
 BASE = "# {title}\n\nThe quick brown fox jumps over the lazy dog.\nAnother line here.\nA third line.\n"
 ANN, BOB, VIC = "ann", "bob", "vic"
@@ -665,3 +666,37 @@ async def test_a_note_typed_inline_reaches_the_row_and_the_assistant_with_either
         )
     assert f"Reviewer's note: {accept_note}" in accepted, accepted
     assert f"Reviewer's note: {reject_note}" in rejected, rejected
+
+
+async def test_the_inbox_lists_what_waits_and_opens_the_editor_at_the_suggestion(
+    setup: Setup, ann: EditorPage, vic: EditorPage
+) -> None:
+    async with assistant(setup) as client:
+        uid = await suggest(client, "Inbox", "A third line.", "A third line, changed.")
+
+    def from_the_inbox(page: Page) -> tuple[str, str, int]:
+        page.goto(f"{setup.relay.http_url}/admin/")
+        count = page.inner_text("#inbox-link")
+        with page.expect_navigation():
+            page.click("#inbox-link")
+        listed = page.inner_text(f"#inbox-{uid}")
+        with page.expect_navigation():
+            page.click(f"#inbox-{uid} a")
+        page.wait_for_function("() => document.querySelector('#lr-status').textContent.startsWith('At ')")
+        head = page.evaluate("window.lensEditor.view.state.selection.main.head")
+        return count, listed, head
+
+    count, listed, head = await ann.do(from_the_inbox)
+    assert re.fullmatch(r"inbox \(\d+\)", count.lower()), count  # the header is upper-cased by CSS
+    assert f"by {AUTHOR}" in listed and "changed" in listed
+    assert await ann.do(lambda p: p.inner_text("#lr-status")) == f"At {AUTHOR}'s suggestion."
+    text = await ann.shown()
+    assert head == utf16_index(text, text.index("{++"))  # where the suggestion's mark starts
+
+    # staff who may not review have no inbox in the header, and the page says why
+    def without_review(page: Page) -> tuple[int, str]:
+        page.goto(f"{setup.relay.http_url}/admin/suggestions/suggestion/inbox/")
+        return page.locator("#inbox-link").count(), page.inner_text("#inbox")
+
+    links, said = await vic.do(without_review)
+    assert links == 0 and "Can review" in said and uid not in said
