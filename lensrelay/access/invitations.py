@@ -41,7 +41,10 @@ def _refusal(*, email: str, username: str, groups: Sequence[str]) -> str | None:
         return f"no group named {', '.join(missing)} (groups: {known})"
     existing = User.objects.filter(username=username).first()
     if existing is not None and existing.has_usable_password():
-        return f"{username!r} already has an account with a password: they can use “Forgotten your password?”"
+        return (
+            f"{username!r} already has an account with a password (an administrator can set a new one on "
+            "their page)"
+        )
     return None
 
 
@@ -79,7 +82,7 @@ def invitation_refusal(user: User) -> str | None:
     if not user.email:
         return "has no email address"
     if user.has_usable_password():
-        return "already has a password (“Forgotten your password?” is for them)"
+        return "already has a password"
     return None
 
 
