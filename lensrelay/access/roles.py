@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import AppConfig, apps
+
 READ = (
     ("lensrelay", "view_folder"),
     ("lensrelay", "view_document"),
@@ -25,18 +27,19 @@ ROLE_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-def role_groups_sync(**kwargs: Any) -> None:
-    """Receiver of ``post_migrate`` (sent once per app, after its permissions are made): every role's
-    group with exactly the permissions of it that exist so far; the last app's call completes them."""
+def role_groups_sync(*, app_config: AppConfig, **kwargs: Any) -> None:
+    """Receiver of ``post_migrate``, sent once per app after its permissions are made (and again after
+    every flush in the tests): acts on the last app that owns a role's permission, when all exist."""
+    owners = {app for permissions in ROLE_GROUPS.values() for app, _ in permissions}
+    if app_config.label != [c.label for c in apps.get_app_configs() if c.label in owners][-1]:
+        return
     from django.contrib.auth.models import Group, Permission
 
-    for name, wanted in ROLE_GROUPS.items():
+    wanted = {codename for permissions in ROLE_GROUPS.values() for _, codename in permissions}
+    found = {
+        (p.content_type.app_label, p.codename): p
+        for p in Permission.objects.filter(codename__in=wanted).select_related("content_type")
+    }
+    for name, permissions in ROLE_GROUPS.items():
         group, _ = Group.objects.get_or_create(name=name)
-        permissions = [
-            permission
-            for permission in Permission.objects.filter(codename__in=[c for _, c in wanted]).select_related(
-                "content_type"
-            )
-            if (permission.content_type.app_label, permission.codename) in wanted
-        ]
-        group.permissions.set(permissions)
+        group.permissions.set([found[key] for key in permissions if key in found])
