@@ -7,8 +7,16 @@ import re
 from lensrelay.api import api
 from lensrelay.urls import urlpatterns
 
-# Not API routes: the landing page, the admin and the ninja API's own mount (its operations are listed).
-NOT_API = {"", "admin/", "api/"}
+# Not API routes: the landing page and its icon, the admin, the pages where an invited person chooses a
+# password, and the ninja API's own mount (its operations are listed).
+NOT_API = {
+    "",
+    "favicon.ico",
+    "admin/",
+    "accounts/password/<uidb64>/<token>/",
+    "accounts/password/done/",
+    "api/",
+}
 
 
 def _openapi_path(route: str) -> str:
