@@ -12,6 +12,7 @@ stay separate hunks, so a mark never swallows a heading or list marker on the ne
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import regex
@@ -92,23 +93,26 @@ def _mergeable_gap(gap: str) -> bool:
     return gap == "" or (gap.isspace() and not _has_line_break(gap))
 
 
+def shared_edges(old: Sequence[object], new: Sequence[object]) -> tuple[int, int]:
+    """How many leading and (then) trailing items ``old`` and ``new`` share; they never overlap."""
+    lead = 0
+    while lead < min(len(old), len(new)) and old[lead] == new[lead]:
+        lead += 1
+    trail = 0
+    while trail < min(len(old), len(new)) - lead and old[-1 - trail] == new[-1 - trail]:
+        trail += 1
+    return lead, trail
+
+
 def _trim_common_tokens(old: str, new: str, run: tuple[int, int, int, int]) -> Hunk:
     """Move tokens both sides share at a hunk's edges (mostly spaces) out of the hunk."""
     o1, o2, n1, n2 = run
     old_tokens, new_tokens = tokenize(old[o1:o2]), tokenize(new[n1:n2])
-    lead = 0
-    while lead < min(len(old_tokens), len(new_tokens)) and old_tokens[lead] == new_tokens[lead]:
-        o1 += len(old_tokens[lead])
-        n1 += len(new_tokens[lead])
-        lead += 1
-    trail = 0
-    while (
-        trail < min(len(old_tokens), len(new_tokens)) - lead
-        and old_tokens[-1 - trail] == new_tokens[-1 - trail]
-    ):
-        o2 -= len(old_tokens[-1 - trail])
-        n2 -= len(new_tokens[-1 - trail])
-        trail += 1
+    lead, trail = shared_edges(old_tokens, new_tokens)
+    o1 += sum(map(len, old_tokens[:lead]))
+    n1 += sum(map(len, new_tokens[:lead]))
+    o2 -= sum(map(len, old_tokens[len(old_tokens) - trail :]))
+    n2 -= sum(map(len, new_tokens[len(new_tokens) - trail :]))
     return Hunk(o1, o2, old[o1:o2], new[n1:n2])
 
 
@@ -236,12 +240,7 @@ def _tightened(hunk: Hunk) -> Hunk:
     left out, as exactly that: ``keep delete me keep`` → ``keepkeep`` deletes `` delete me `` and
     inserts nothing, rather than ``{-- delete me --}{++  ++}``. Other hunks stay word-level."""
     old_g, new_g = regex.findall(r"\X", hunk.old), regex.findall(r"\X", hunk.new)
-    lead = 0
-    while lead < min(len(old_g), len(new_g)) and old_g[lead] == new_g[lead]:
-        lead += 1
-    trail = 0
-    while trail < min(len(old_g), len(new_g)) - lead and old_g[-1 - trail] == new_g[-1 - trail]:
-        trail += 1
+    lead, trail = shared_edges(old_g, new_g)
     if lead + trail not in (len(old_g), len(new_g)):
         return hunk
     head = len("".join(old_g[:lead]))

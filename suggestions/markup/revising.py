@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from suggestions.errors import SuggestionError
 from suggestions.markup.criticmarkup import Change, contains_delimiters, own_changes, parse
-from suggestions.markup.diff import word_hunks
+from suggestions.markup.diff import shared_edges, word_hunks
 
 # A reviewer's revision is typed into a form field: a change this long is a rewrite, not a revision.
 REVISION_MAX_CHARS = 100_000
@@ -71,13 +71,7 @@ def _inserted_span(change: Change) -> tuple[int, int] | None:
 
 def _smallest(raw: str, start: int, end: int, new: str) -> RawReplacement:
     """Replace ``raw[start:end]`` with ``new``, leaving out what both share at either end."""
-    old = raw[start:end]
-    lead = 0
-    while lead < min(len(old), len(new)) and old[lead] == new[lead]:
-        lead += 1
-    trail = 0
-    while trail < min(len(old), len(new)) - lead and old[-1 - trail] == new[-1 - trail]:
-        trail += 1
+    lead, trail = shared_edges(raw[start:end], new)
     return RawReplacement(start + lead, end - trail, new[lead : len(new) - trail])
 
 
