@@ -395,13 +395,21 @@ def _edits_from_pieces(pieces: list[_Piece], raw_start: int, raw_end: int) -> li
     return edits
 
 
-def _marks_joined(raw: str, edits: list[RawEdit], uid: str) -> list[RawEdit]:
+_JUNCTIONS = (CLOSE_DELETION + OPEN_DELETION, CLOSE_ADDITION + OPEN_ADDITION, CLOSE_ADDITION + OPEN_DELETION)
+
+
+def _marks_joined(raw: str, edits: list[RawEdit], uid: str, meta: str) -> tuple[list[RawEdit], str]:
     """The edits, changed so that one change of ``uid`` reads as one mark: marks of it standing side by
     side in the result become one deletion followed by one insertion (``{--quick--}{-- brown--}`` becomes
     ``{--quick brown--}``, ``{++a++}{--b--}`` becomes ``{--b--}{++a++}``). The deleted text stays where
     it is; only markers, metadata and (where an insertion stood before a deletion) inserted text move.
-    Marks meet where a region meets a superseded mark that only takes the new metadata."""
+    Marks meet where a region meets a superseded mark that only takes the new metadata. Returns the edits
+    and the text they write."""
     written = apply_raw_edits(raw, edits)
+    # Any meeting but a deletion and its insertion puts the new metadata right after one of these: most
+    # plans have none, and the note is not parsed again for them.
+    if not any(f"{junction}{meta}" in written for junction in _JUNCTIONS):
+        return edits, written
     own = [m for m in parse(written) if mark_id(m) == uid and m.kind in ("deletion", "addition")]
     changes: list[tuple[int, int, str]] = []  # replace written[start:end] with the text
     for chain in _side_by_side(own):
@@ -421,8 +429,9 @@ def _marks_joined(raw: str, edits: list[RawEdit], uid: str) -> list[RawEdit]:
             (position, chain[-1].end, CLOSE_DELETION + OPEN_ADDITION + meta + added + CLOSE_ADDITION)
         )
     if not changes:
-        return edits
-    return _edits_from_pieces(_replaced(_pieces_of(raw, edits), changes), 0, len(raw))
+        return edits, written
+    joined = _edits_from_pieces(_replaced(_pieces_of(raw, edits), changes), 0, len(raw))
+    return joined, apply_raw_edits(raw, joined)
 
 
 def _side_by_side(marks: list[Mark]) -> list[list[Mark]]:
@@ -584,8 +593,7 @@ def plan_suggestion(raw: str, new_view: str, *, meta: str, uid: str) -> Plan:
         if index not in in_regions and mark_id(mark) in writer.superseded:
             edits.append(RawEdit(mark.start + _OPENING_WIDTH, mark.content_start, meta))
     edits.sort(key=lambda e: (e.start, e.end))
-    edits = _marks_joined(raw, edits, uid)
-    plan_raw = apply_raw_edits(raw, edits)
+    edits, plan_raw = _marks_joined(raw, edits, uid, meta)
     kept = [
         raw[m.start : m.end]
         for i, m in enumerate(layout.marks)
