@@ -145,7 +145,11 @@ class Document(models.Model):
             models.UniqueConstraint(fields=["folder", "path"], name="document_unique_path"),
         ]
         # Separate from browsing the admin and from reviewing: editing live also decides suggestions inline.
-        permissions: ClassVar = [("edit_live", "Can edit documents live")]
+        # Suggesting: typing becomes tracked changes under one's own name, and nothing else can be changed.
+        permissions: ClassVar = [
+            ("edit_live", "Can edit documents live"),
+            ("suggest", "Can suggest changes to documents"),
+        ]
 
     def __str__(self) -> str:
         return self.user_path

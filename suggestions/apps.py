@@ -11,8 +11,10 @@ class SuggestionsConfig(AppConfig):
         # and purges, and the one that tells webhooks of decisions.
         from lensrelay.docstore.derived import derived_view
         from lensrelay.docstore.texts import set_view
+        from lensrelay.sync.suggesting import set_suggesting_rule
         from suggestions import webhooks  # noqa: F401
         from suggestions.lifecycle import follow, purging, restoring  # noqa: F401
+        from suggestions.lifecycle.suggesting import PeopleSuggesting
         from suggestions.markup.accepted_view import accepted_text
         from suggestions.metrics import connect_metrics
 
@@ -27,6 +29,9 @@ class SuggestionsConfig(AppConfig):
 
         # Suggestions created, decided and pending, for /metrics.
         connect_metrics()
+
+        # People in suggesting mode: what their sockets may change, and the rows of what they typed.
+        set_suggesting_rule(PeopleSuggesting())
 
         # Tools and search read pending suggestions as accepted (read's footer lists them).
         set_view(accepted_text)

@@ -57,7 +57,13 @@ class Suggestion(models.Model):
         default=False, help_text="A move of a sub-folder and everything under it, rather than one document"
     )
     token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL)
-    author = models.CharField(max_length=200, help_text="The token's name, as written in the markup")
+    author = models.CharField(
+        max_length=200, help_text="The token's name or the person's username, as written in the markup"
+    )
+    # A suggestion a person typed in suggesting mode (suggestions/people): its marks carry their user id.
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     session_id = models.CharField(max_length=200, blank=True)
     client_name = models.CharField(max_length=200, blank=True)
     tool = models.CharField(max_length=32)

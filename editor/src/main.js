@@ -5,8 +5,8 @@
 
 import * as Y from "yjs";
 import { WebsocketProvider } from "y-websocket";
-import { yCollab } from "y-codemirror.next";
-import { EditorState, StateField, StateEffect, Compartment, RangeSetBuilder } from "@codemirror/state";
+import { yCollab, ySyncAnnotation } from "y-codemirror.next";
+import { EditorState, StateField, StateEffect, Compartment, RangeSetBuilder, Transaction } from "@codemirror/state";
 import {
   EditorView,
   Decoration,
@@ -23,6 +23,7 @@ import { syntaxHighlighting, defaultHighlightStyle } from "@codemirror/language"
 import { parseMarks, groupChanges, ageOf } from "./critic.js";
 import { startFileTree } from "./filetree.js";
 import { postForm } from "./http.js";
+import { suggest } from "./suggesting.js";
 
 const COLORS = ["#d32f2f", "#1976d2", "#388e3c", "#f57c00", "#0097a7", "#c2185b", "#5d4037", "#455a64"];
 
@@ -230,6 +231,7 @@ function start() {
   showPresence(page);
   showConnection(page);
   openAtSuggestion(page);
+  bindSuggesting(page);
 }
 
 /** The page's config (written by the template), its editor element and the status line. */
@@ -251,9 +253,72 @@ function connect(page) {
   page.ydoc = new Y.Doc();
   page.ytext = page.ydoc.getText("contents");
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  page.provider = new WebsocketProvider(`${scheme}//${location.host}${config.wsPath}`, config.docId, page.ydoc);
+  page.suggesting = Boolean(config.suggestOnly);
+  page.provider = new WebsocketProvider(`${scheme}//${location.host}${config.wsPath}`, config.docId, page.ydoc, {
+    params: page.suggesting ? { suggesting: "1" } : {},
+  });
+  // The server refused an update (this page checks first, so only a rule it did not know): say why, and
+  // load the note again so what is shown is what everyone has.
+  page.provider.messageHandlers[2] = (_encoder, decoder) => {
+    decoder.pos += 1; // the auth message's kind: permission denied
+    const length = readLength(decoder);
+    const reason = new TextDecoder().decode(decoder.arr.subarray(decoder.pos, decoder.pos + length));
+    decoder.pos += length;
+    page.say(`Not applied: ${reason}. Reloading the note…`, "error");
+    setTimeout(() => location.reload(), 1500);
+  };
   const me = config.user;
   page.provider.awareness.setLocalStateField("user", { name: me, color: colorOf(me), colorLight: `${colorOf(me)}33` });
+}
+
+function readLength(decoder) {
+  let value = 0;
+  for (let shift = 0; ; shift += 7) {
+    const byte = decoder.arr[decoder.pos++];
+    value += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) return value;
+  }
+}
+
+/** In suggesting mode, a person's typing and deleting become their suggestion (editor/src/suggesting.js). */
+function suggestingFilter(page) {
+  const me = { id: page.config.userId, name: page.config.user };
+  return EditorState.transactionFilter.of((tr) => {
+    if (!page.suggesting || !tr.docChanged || tr.annotation(ySyncAnnotation)) return tr;
+    const pieces = [];
+    tr.changes.iterChanges((from, to, _fromB, _toB, inserted) => pieces.push({ from, to, inserted: inserted.toString() }));
+    if (!(tr.isUserEvent("input") || tr.isUserEvent("delete")) || pieces.length !== 1) {
+      page.say("In suggesting mode, type or delete in one place at a time.", "error");
+      return [];
+    }
+    const [{ from, to, inserted }] = pieces;
+    const made = suggest(tr.startState.doc.toString(), from, to, inserted, me, { forward: tr.isUserEvent("delete.forward") });
+    if (made.refusal) {
+      page.say(made.refusal, "error");
+      return [];
+    }
+    return {
+      changes: made.edits,
+      selection: { anchor: made.cursor },
+      scrollIntoView: true,
+      annotations: Transaction.userEvent.of(tr.annotation(Transaction.userEvent)),
+    };
+  });
+}
+
+/** The Suggesting toggle: the socket joins again in the chosen mode (the server enforces it). */
+function bindSuggesting(page) {
+  const toggle = document.getElementById("lr-suggesting");
+  if (!toggle) return;
+  toggle.checked = page.suggesting;
+  toggle.addEventListener("change", () => {
+    if (page.config.suggestOnly) return void (toggle.checked = true);
+    page.suggesting = toggle.checked;
+    page.provider.params = page.suggesting ? { suggesting: "1" } : {};
+    page.provider.disconnect();
+    page.provider.connect();
+    page.say(page.suggesting ? "Suggesting: what you type becomes a suggestion under your name." : "Editing: what you type changes the note.");
+  });
 }
 
 /** The suggestions (changes with an id) in the note as the editor now shows it. */
@@ -364,7 +429,8 @@ function createEditor(page, review) {
         EditorView.lineWrapping,
         language,
         page.field,
-        page.readOnly.of([EditorState.readOnly.of(!config.canEdit), EditorView.editable.of(true)]),
+        page.readOnly.of([EditorState.readOnly.of(!config.canEdit && !config.suggestOnly), EditorView.editable.of(true)]),
+        suggestingFilter(page),
         keymap.of([
           { key: "Alt-n", run: () => keys.focusChange(1) },
           { key: "Alt-p", run: () => keys.focusChange(-1) },

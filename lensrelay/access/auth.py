@@ -26,6 +26,7 @@ from lensrelay.models import ApiToken
 WRITE_ROLES = frozenset({ApiToken.Role.EDIT, ApiToken.Role.ADMIN})
 SUGGEST_ROLES = frozenset({ApiToken.Role.SUGGEST, ApiToken.Role.EDIT, ApiToken.Role.ADMIN})
 EDIT_LIVE_PERMISSION = "lensrelay.edit_live"
+SUGGEST_PERMISSION = "lensrelay.suggest"
 VIEW_DOCUMENT_PERMISSION = "lensrelay.view_document"
 # As the admin's document pages decide who may view them (ModelAdmin.has_view_permission).
 DOCUMENT_READING_PERMISSIONS = (VIEW_DOCUMENT_PERMISSION, "lensrelay.change_document", EDIT_LIVE_PERMISSION)
@@ -117,14 +118,14 @@ REGISTRATION_SCOPE = "oauth2_provider:registration"
 def role_ceiling(user: Any) -> str | None:
     """The widest role a person may hand an assistant: what their own staff rights allow (None: no role,
     they are not active staff). Superusers: admin; people who may edit live: edit; people who review
-    suggestions: suggest; other staff: view."""
+    suggestions or may suggest themselves: suggest; other staff: view."""
     if user is None or not getattr(user, "is_active", False) or not getattr(user, "is_staff", False):
         return None
     if user.is_superuser:
         return ApiToken.Role.ADMIN
     if user.has_perm(EDIT_LIVE_PERMISSION):
         return ApiToken.Role.EDIT
-    if user.has_perm(SUGGESTION_REVIEW_PERMISSION):
+    if user.has_perm(SUGGESTION_REVIEW_PERMISSION) or user.has_perm(SUGGEST_PERMISSION):
         return ApiToken.Role.SUGGEST
     return ApiToken.Role.VIEW
 
@@ -225,7 +226,8 @@ def authenticate_token(raw: str | None, *, oauth_surface: str | None = None) -> 
 def access_for_user(user: Any) -> Access | None:
     """Active staff signed in to the admin who may view documents (or edit them live) sync every
     document; read-write only with the permission to edit live (which also lets them decide suggestions
-    inline by editing the markup away). Other staff read nothing over a socket, as in the admin."""
+    inline by editing the markup away), suggesting with the permission to suggest. Other staff read
+    nothing over a socket, as in the admin."""
     if (
         user is None
         or not getattr(user, "is_authenticated", False)
@@ -235,8 +237,12 @@ def access_for_user(user: Any) -> Access | None:
         return None
     if not any(user.has_perm(permission) for permission in DOCUMENT_READING_PERMISSIONS):
         return None
-    writes = user.has_perm(EDIT_LIVE_PERMISSION)
-    role = ApiToken.Role.EDIT if writes else ApiToken.Role.VIEW
+    if user.has_perm(EDIT_LIVE_PERMISSION):
+        role = ApiToken.Role.EDIT
+    elif user.has_perm(SUGGEST_PERMISSION):
+        role = ApiToken.Role.SUGGEST  # a socket in suggesting mode (lensrelay.sync.suggesting)
+    else:
+        role = ApiToken.Role.VIEW
     return Access(name=user.get_username(), role=role, folder_ids=None, user_id=user.pk)
 
 

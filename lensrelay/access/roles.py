@@ -17,11 +17,13 @@ READ = (
     ("lensrelay", "view_document"),
     ("suggestions", "view_suggestion"),
 )
+SUGGEST = (*READ, ("lensrelay", "suggest"))
 REVIEW = (*READ, ("suggestions", "review_suggestion"))
 EDIT = (*REVIEW, ("lensrelay", "edit_live"))
 
 ROLE_GROUPS: dict[str, tuple[tuple[str, str], ...]] = {
     "Readers": READ,
+    "Suggesters": SUGGEST,
     "Reviewers": REVIEW,
     "Editors": EDIT,
 }

@@ -14,6 +14,7 @@ broadcast like any change, so the log, the peers and the clients still agree.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from pycrdt import Doc
@@ -23,6 +24,11 @@ logger = logging.getLogger(__name__)
 
 class UpdateRefused(ValueError):
     """An update that does not decode or cannot be applied; the Doc it was meant for is unchanged."""
+
+
+class UpdateDeclined(ValueError):
+    """A well-formed update its sender may not make (a suggesting session's edit of plain text, say); the
+    Doc it was meant for is unchanged. The message says why, in words for the sender."""
 
 
 def apply_or_refuse(doc: Doc[Any], update: bytes) -> None:
@@ -46,12 +52,15 @@ class Rehearsal:
         self._live = live
         self._doc: Doc[Any] | None = None
 
-    def attempt(self, update: bytes) -> None:
-        """Apply `update` here; raises UpdateRefused if the live Doc must not get it."""
+    def attempt(self, update: bytes, check: Callable[[Doc[Any], Doc[Any]], None] | None = None) -> None:
+        """Apply `update` here; raises UpdateRefused if the live Doc must not get it. `check(live, tried)`
+        sees both Docs, the update applied only to the second, and raises UpdateDeclined to refuse it."""
         doc = self._doc if self._doc is not None else self._rebuild()
         try:
             apply_or_refuse(doc, update)
-        except UpdateRefused:
+            if check is not None:
+                check(self._live, doc)
+        except (UpdateRefused, UpdateDeclined):
             self._doc = None
             raise
 

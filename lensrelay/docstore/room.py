@@ -162,13 +162,16 @@ class Room(Generic[Host]):
             self._origin = previous
         self.last_used = time.monotonic()
 
-    def apply_update(self, update: bytes, origin: object) -> None:
+    def apply_update(
+        self, update: bytes, origin: object, *, check: Callable[[Doc[Any], Doc[Any]], None] | None = None
+    ) -> None:
         """Apply a binary update all or nothing.
 
-        Raises UpdateRefused (a ValueError) if it does not decode or apply; the Doc, the log and the
+        Raises UpdateRefused (a ValueError) if it does not decode or apply, UpdateDeclined if `check`
+        (given the live Doc and a copy with the update applied) refuses it; the Doc, the log and the
         clients then never see any of it.
         """
-        self._rehearsal.attempt(update)
+        self._rehearsal.attempt(update, check)
         self._rehearsed = True
         try:
             with self.transact(origin, from_client=True):

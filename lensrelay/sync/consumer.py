@@ -20,6 +20,7 @@ from django.http.request import split_domain_port, validate_host
 from lensrelay.access.auth import Access, access_for_user, authenticate_token, token_refusal
 from lensrelay.access.client_tokens import ClientTokenRefused, client_token_access, is_client_token
 from lensrelay.access.liveaccess import access_watch
+from lensrelay.docstore.rehearsal import UpdateDeclined
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import get_store, keep_connection_healthy
 from lensrelay.docstore.tombstones import CLOSE_DOCUMENT_PURGED, PURGED_REASON, document_is_purged
@@ -31,6 +32,7 @@ from lensrelay.sync import subdocs
 from lensrelay.sync.authstack import query_token
 from lensrelay.sync.fastpath import DirectFrames
 from lensrelay.sync.lookups import loop_lookups
+from lensrelay.sync.suggesting import Person, suggesting_check, suggesting_person, suggesting_rule
 from lensrelay.vault.folders import doc_scope, folder_settled
 
 logger = logging.getLogger(__name__)
@@ -88,6 +90,8 @@ class SyncConsumer(DirectFrames, AsyncWebsocketConsumer):
     doc_id: str | None = None
     folder_id: int | None = None
     read_only = True
+    # Set while this socket suggests (lensrelay.sync.suggesting): each update is checked before it applies.
+    suggesting: Person | None = None
     awareness_notice_after = 0.0
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -133,7 +137,7 @@ class SyncConsumer(DirectFrames, AsyncWebsocketConsumer):
             return
         self.access = access
         self.doc_id, self.folder_id = doc_id, folder_id
-        self.read_only = not access.can_write_live
+        self._take(access)
         self.room = room
         room.join(self)
         metrics.connection_opened()
@@ -166,7 +170,12 @@ class SyncConsumer(DirectFrames, AsyncWebsocketConsumer):
         # Called for each frame read straight from the protocol (lensrelay.sync.fastpath): `receive` then
         # handles (and refuses, closes or answers) whatever this leaves.
         room = self.room
-        if room is None or self.read_only or len(bytes_data) > settings.LENSRELAY_MAX_FRAME_BYTES:
+        if (
+            room is None
+            or self.read_only
+            or self.suggesting
+            or len(bytes_data) > settings.LENSRELAY_MAX_FRAME_BYTES
+        ):
             return False
         try:
             reader = Reader(bytes_data)
@@ -257,7 +266,11 @@ class SyncConsumer(DirectFrames, AsyncWebsocketConsumer):
 
     def access_changed(self, access: Access) -> None:
         self.access = access
-        self.read_only = not access.can_write_live
+        self._take(access)
+
+    def _take(self, access: Access) -> None:
+        self.suggesting = suggesting_person(access, self.scope)
+        self.read_only = not access.can_write_live and self.suggesting is None
 
     async def _handle(self, frame: bytes) -> None:
         room = self.room
@@ -327,8 +340,19 @@ class SyncConsumer(DirectFrames, AsyncWebsocketConsumer):
                 # Only the sender hears about it; the Doc and the other clients never see the change.
                 await self.send_frame(wire.permission_denied("read-only access: update not applied"))
             return
+        person = self.suggesting
+        if person is not None and room.kind != "content":
+            # Folder documents hold the tree: a person suggests in notes only.
+            await self.send_frame(wire.permission_denied("suggesting mode: only notes take suggestions"))
+            return
         try:
-            room.apply_update(update, self)
+            room.apply_update(update, self, check=None if person is None else suggesting_check(person))
+        except UpdateDeclined as exc:
+            # Nothing applied; the editor shows why and syncs again (a raw client keeps its own copy).
+            await self.send_frame(wire.permission_denied(f"suggesting mode: {exc}"))
+            return
         except ValueError as exc:  # UpdateRefused: nothing of it was applied
             raise MalformedFrame("update refused, nothing applied") from exc
         metrics.update_received_websocket()
+        if person is not None:
+            suggesting_rule().suggested(room, person)

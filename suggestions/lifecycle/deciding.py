@@ -37,6 +37,7 @@ from suggestions.markup.criticmarkup import Change, Span, accept_edits, own_chan
 from suggestions.markup.integrity import markup_mismatch
 from suggestions.markup.records import RegionRecord, UndoRecord
 from suggestions.markup.revising import apply_replacements, revision_edits, revision_refusal
+from suggestions.markup.suggesting import typed_on_by_author
 from suggestions.markup.undo_record import recorded, settled_regions
 from suggestions.models import Suggestion
 
@@ -95,6 +96,9 @@ def _decide_markup(
     if len(changes) < len(suggestion.hunks):
         raise StaleSuggestion(STALE_PARTIAL)
     mismatch = markup_mismatch(raw, suggestion, parsed=changes)
+    if mismatch is not None and typed_on_by_author(suggestion, changes):
+        # Its row follows a moment after the person stops typing (suggestions.lifecycle.suggesting).
+        raise SuggestionError(f"{suggestion.author} is still typing this suggestion: try again in a moment")
     if mismatch is not None:
         raise StaleSuggestion(mismatch)
     revising = revision_edits(raw, suggestion.uid, revision) if revision else []

@@ -51,8 +51,11 @@ from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.texts import CONTENTS
 from suggestions.kinds import MARKED_KINDS
+from suggestions.lifecycle.hunks import change_texts, hunk_records
 from suggestions.markup.criticmarkup import Change, mark_id, parse_changes
 from suggestions.markup.integrity import markup_mismatch
+from suggestions.markup.records import HunkRecord
+from suggestions.markup.suggesting import typed_on_by_author
 from suggestions.models import Suggestion, SuggestionHold
 from suggestions.signals import suggestion_decided
 
@@ -155,7 +158,9 @@ def outcome_in_doc(doc: Doc[Any], suggestion: Suggestion, *, parsed: ParsedText 
     raw = parsed.raw
     own = parsed.by_uid.get(suggestion.uid)
     if own:
-        return None if markup_mismatch(raw, suggestion, parsed=own) is None else Suggestion.Status.STALE
+        if markup_mismatch(raw, suggestion, parsed=own) is None or typed_on_by_author(suggestion, own):
+            return None
+        return Suggestion.Status.STALE
     if f'"id":{json.dumps(suggestion.uid)}' in raw:
         return Suggestion.Status.STALE  # its metadata is left without a working mark: broken, not decided
     verdicts = set()
@@ -292,6 +297,7 @@ async def look(store: DocStore, doc_ids: Sequence[str]) -> set[str]:
         return again
     by_doc, held = await store.db(pending_and_holds, list(first))  # one snapshot
     again |= held
+    await _person_rows_caught_up(store, {d: rows for d, rows in by_doc.items() if d not in held})
     firsts: dict[str, tuple[ParsedText, dict[int, str]]] = {}
     for doc_id, doc in first.items():
         rows = by_doc.get(doc_id)
@@ -319,6 +325,32 @@ async def look(store: DocStore, doc_ids: Sequence[str]) -> set[str]:
     if decided:
         await store.db(_settle, decided)
     return again
+
+
+def _caught_up(updates: list[tuple[int, list[HunkRecord], tuple[str, str, str]]]) -> None:
+    for pk, hunks, (old_text, new_text, markup) in updates:
+        Suggestion.objects.filter(pk=pk, status=Suggestion.Status.PENDING).update(
+            hunks=hunks, old_text=old_text, new_text=new_text, markup=markup
+        )
+
+
+async def _person_rows_caught_up(store: DocStore, by_doc: dict[str, list[Suggestion]]) -> None:
+    """A person's pending suggestion they (or someone editing live) typed on in: its row takes the text its
+    marks hold now (suggestions.lifecycle.suggesting does the same a moment after the person's typing)."""
+    updates = []
+    for doc_id, rows in by_doc.items():
+        room = store.rooms.get(doc_id)
+        people = [row for row in rows if row.person_id is not None]
+        if room is None or not people:
+            continue
+        parsed = ParsedText(str(room.doc.get(CONTENTS, type=Text)))
+        for row in people:
+            own = parsed.by_uid.get(row.uid)
+            if own and typed_on_by_author(row, own) and markup_mismatch(parsed.raw, row, parsed=own):
+                updates.append((row.pk, hunk_records(room, row.uid), change_texts(parsed.raw, own)))
+                row.hunks = updates[-1][1]
+    if updates:
+        await store.db(_caught_up, updates)
 
 
 class FollowerView:

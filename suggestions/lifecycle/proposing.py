@@ -18,7 +18,6 @@ from django.db import transaction
 from django.utils import timezone
 from pycrdt import Assoc, StickyIndex, Text
 
-from lensrelay.docstore.offsets import byte_offset
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.texts import CONTENTS, room_text
@@ -28,22 +27,20 @@ from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import DocEntry, path_index
 from suggestions.errors import SuggestionError
 from suggestions.lifecycle.follow import holding
+from suggestions.lifecycle.hunks import hunk_records
 from suggestions.lifecycle.planning import (
     DELIMITER_REFUSAL,
     EditSpec,
     PlannedEdit,
     apply_edit_specs,
     byte_offsets,
-    changes_context,
     find_occurrences,
     plan_edit,
     plan_edit_off_loop,
     refuse_delimiters,
 )
-from suggestions.markup.accepted_view import build_accepted_view
 from suggestions.markup.criticmarkup import (
     CLOSE_ADDITION,
-    own_changes,
     parse,
     render_addition,
     render_comment,
@@ -118,30 +115,6 @@ def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> N
                     ytext.insert(start, edit.insert)
                 shift += len(edit.insert.encode()) - (end - start)
             current = apply_raw_edits(current, edits)
-
-
-def hunk_records(room: Room, uid: str) -> list[HunkRecord]:
-    ytext = room.doc.get(CONTENTS, type=Text)
-    raw = str(ytext)
-    records: list[HunkRecord] = []
-    changes = own_changes(raw, uid)
-    around = changes_context(build_accepted_view(raw), uid)
-    if len(around) != len(changes):
-        around = [("", "")] * len(changes)
-    for change, (before, after) in zip(changes, around, strict=True):
-        start = StickyIndex.new(ytext, byte_offset(raw, change.start), Assoc.AFTER)
-        end = StickyIndex.new(ytext, byte_offset(raw, change.end), Assoc.BEFORE)
-        records.append(
-            {
-                "old": change.old,
-                "new": change.new,
-                "start": start.to_json(),
-                "end": end.to_json(),
-                "before": before,
-                "after": after,
-            }
-        )
-    return records
 
 
 def _meta(proposer: Proposer, uid: str) -> str:

@@ -32,7 +32,7 @@ from suggestions.errors import SuggestionError
 from suggestions.kinds import rules_of
 from suggestions.lifecycle.claims import DECIDED, UndoClaim, claim_undo, release_undo, settle_undo
 from suggestions.lifecycle.follow import holding
-from suggestions.lifecycle.proposing import hunk_records
+from suggestions.lifecycle.hunks import hunk_records
 from suggestions.markup.records import RegionRecord
 from suggestions.markup.revising import RawReplacement, apply_replacements, revision_edits
 from suggestions.markup.undo_record import insert_all, pieces_back

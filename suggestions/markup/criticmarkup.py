@@ -446,9 +446,11 @@ def apply_spans(text: str, spans: Iterable[Span]) -> str:
     return "".join(pieces)
 
 
-def resolve(text: str, accept: Callable[[Mark], bool]) -> str:
-    """``text`` with each mark accepted where ``accept(mark)`` and rejected elsewhere; comments go."""
-    return apply_spans(text, [span for mark in parse(text) for span in _spans_for(mark, accept=accept(mark))])
+def resolve(text: str, accept: Callable[[Mark], bool], *, marks: Sequence[Mark] | None = None) -> str:
+    """``text`` with each mark accepted where ``accept(mark)`` and rejected elsewhere; comments go.
+    ``marks``: the text's marks, when the caller has parsed it already."""
+    found = parse(text) if marks is None else marks
+    return apply_spans(text, [span for mark in found for span in _spans_for(mark, accept=accept(mark))])
 
 
 def accept_all(text: str) -> str:

@@ -17,7 +17,12 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from lensrelay.access.auth import EDIT_LIVE_PERMISSION, VIEW_DOCUMENT_PERMISSION, access_for_user
+from lensrelay.access.auth import (
+    EDIT_LIVE_PERMISSION,
+    SUGGEST_PERMISSION,
+    VIEW_DOCUMENT_PERMISSION,
+    access_for_user,
+)
 from lensrelay.access.csp import editor_csp
 from lensrelay.access.user_content import shown_inline, user_content_response
 from lensrelay.files.blobs import BlobCorrupt, BlobMissing, blob_read
@@ -32,6 +37,10 @@ from suggestions.selectors import pending_of_document
 
 # Text the page can edit: everything a folder holds as a Y.Text (files with a blob have a hash).
 MARKDOWN_TYPE = "markdown"
+SUGGEST_ONLY_NOTICE = (
+    "Suggesting: what you type and delete becomes a suggestion under your name, for a reviewer to accept "
+    "or reject. Changing the note directly needs the permission “Can edit documents live”."
+)
 READ_ONLY_REASON = (
     "Read only: you can follow this document live, but typing in it needs the permission “Can edit "
     "documents live”. Ask an administrator to grant it."
@@ -62,11 +71,16 @@ def preview_kind(content_type: str) -> str:
 def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:
     document = _document_or_404(request, doc_id)
     can_edit = request.user.has_perm(EDIT_LIVE_PERMISSION)
+    # Suggesting mode (lensrelay.sync.suggesting): a toggle for who may edit live, always on for who may
+    # only suggest; the socket enforces it either way.
+    suggest_only = not can_edit and request.user.has_perm(SUGGEST_PERMISSION)
     is_text = not document.hash and document.type != "folder"
     config: dict[str, Any] = {
         "docId": doc_id,
         "path": document.user_path,
         "user": request.user.get_username(),
+        "userId": request.user.pk,
+        "suggestOnly": suggest_only,
         "text": is_text,
         "markdown": document.type == MARKDOWN_TYPE,
         "canEdit": can_edit,
@@ -87,7 +101,8 @@ def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_i
         "title": f"Edit {document.user_path}",
         "document": document,
         "config": config,
-        "read_only_reason": "" if can_edit else READ_ONLY_REASON,
+        "read_only_reason": "" if can_edit or suggest_only else READ_ONLY_REASON,
+        "suggest_only_notice": SUGGEST_ONLY_NOTICE if suggest_only else "",
         "review_url": reverse("admin:suggestions_suggestion_review", args=[doc_id]),
         "document_url": reverse("admin:lensrelay_document_change", args=[document.pk]),
     }

@@ -141,10 +141,13 @@ class YClient:
         room: str,
         *,
         params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
         awareness: Any = None,
         report_updates: bool = False,
     ) -> dict[str, Any]:
         args: dict[str, Any] = {"serverUrl": server_url, "room": room, "params": dict(params or {})}
+        if headers:
+            args["headers"] = dict(headers)
         if awareness is not None:
             args["awarenessState"] = awareness
         if report_updates:

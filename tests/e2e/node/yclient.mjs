@@ -131,13 +131,17 @@ const awarenessStates = () => Object.fromEntries(
 )
 
 const commands = {
-  connect ({ serverUrl, room, params, awarenessState, reportUpdates: report }) {
+  connect ({ serverUrl, room, params, headers, awarenessState, reportUpdates: report }) {
     if (provider !== null) throw new Error('already connected')
     if (typeof serverUrl !== 'string' || typeof room !== 'string') throw new Error('serverUrl and room required')
     reportUpdates = Boolean(report)
     if (awarenessState !== undefined) awareness.setLocalState(awarenessState)
+    // Request headers (a browser session's Cookie and Origin) go on every (re)connect.
+    const WithHeaders = headers
+      ? class extends WebSocket { constructor (url, protocols) { super(url, protocols, { headers }) } }
+      : WebSocket
     provider = new WebsocketProvider(serverUrl, room, doc, {
-      WebSocketPolyfill: WebSocket,
+      WebSocketPolyfill: WithHeaders,
       disableBc: true,
       params: params ?? {},
       awareness,

@@ -87,7 +87,7 @@ def test_send_emails_the_link() -> None:
         (["not-an-email", "--group", "Readers"], "is not an email address"),
         (
             ["eve@example.org", "--group", "Admins"],
-            "no group named Admins (groups: Editors, Readers, Reviewers)",
+            "no group named Admins (groups: Editors, Readers, Reviewers, Suggesters)",
         ),
         (["eve@example.org"], "Name at least one --group"),
         (["root@example.org", "--group", "Readers"], "already has an account with a password"),

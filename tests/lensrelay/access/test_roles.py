@@ -22,6 +22,7 @@ def granted(name: str) -> set[str]:
 def test_the_groups_grant_exactly_their_roles_permissions() -> None:
     read = {"lensrelay.view_folder", "lensrelay.view_document", "suggestions.view_suggestion"}
     assert granted("Readers") == read
+    assert granted("Suggesters") == read | {"lensrelay.suggest"}
     assert granted("Reviewers") == read | {"suggestions.review_suggestion"}
     assert granted("Editors") == read | {"suggestions.review_suggestion", "lensrelay.edit_live"}
 

@@ -1,0 +1,84 @@
+// Suggesting mode's planner: a person's keystrokes as their own CriticMarkup, checked by the same rule the
+// server applies (suggestions/markup/suggesting.py). Run: node --test editor/test/
+import assert from "node:assert/strict";
+import test from "node:test";
+
+import { escapedJson, suggest, suggestingRefusal } from "../src/suggesting.js";
+import { parseMarks } from "../src/critic.js";
+
+const SAM = { id: 7, name: "sam" };
+const ID = "0123456789abcdef";
+const options = { makeId: () => ID, now: 1 };
+const META = `{"author":"sam","timestamp":1,"id":"${ID}","user":7}@@`;
+
+/** A session: the text and the cursor, keystroke by keystroke, each checked by the rule. */
+function session(text, cursor) {
+  const state = { text, cursor };
+  const apply = (from, to, inserted, forward = false) => {
+    const made = suggest(state.text, from, to, inserted, SAM, { ...options, forward });
+    if (made.refusal) return made.refusal;
+    assert.equal(suggestingRefusal(state.text, made.after, SAM), null);
+    state.text = made.after;
+    state.cursor = made.cursor;
+    return null;
+  };
+  return {
+    state,
+    type: (chars) => { for (const ch of chars) assert.equal(apply(state.cursor, state.cursor, ch), null); },
+    backspace: (n = 1) => { for (let i = 0; i < n; i++) assert.equal(apply(state.cursor - 1, state.cursor, ""), null); },
+    del: (n = 1) => { for (let i = 0; i < n; i++) assert.equal(apply(state.cursor, state.cursor + 1, "", true), null); },
+    replace: (from, to, inserted) => apply(from, to, inserted),
+  };
+}
+
+test("typing becomes one insertion, extended as the person goes on", () => {
+  const s = session("The fox jumps.", 7);
+  s.type(" brown");
+  assert.equal(s.state.text, `The fox{++${META} brown++} jumps.`);
+  assert.equal(s.state.text.slice(0, s.state.cursor).endsWith(" brown"), true);
+  s.backspace(2);
+  assert.equal(s.state.text, `The fox{++${META} bro++} jumps.`);
+});
+
+test("backspace and delete make one deletion that grows", () => {
+  const s = session("The quick fox.", 9);
+  s.backspace(5);
+  assert.equal(s.state.text, `The {--${META}quick--} fox.`);
+  const t = session("The quick fox.", 4);
+  t.del(6);
+  assert.equal(t.state.text, `The {--${META}quick --}fox.`);
+});
+
+test("typing over a selection is one replacement", () => {
+  const s = session("The quick fox.", 4);
+  assert.equal(s.replace(4, 9, "slow"), null);
+  assert.equal(s.state.text, `The {--${META}quick--}{++${META}slow++} fox.`);
+  s.type("er");
+  assert.equal(s.state.text, `The {--${META}quick--}{++${META}slower++} fox.`);
+  assert.equal(parseMarks(s.state.text).length, 2);
+});
+
+test("another author's suggestion is never changed", () => {
+  const theirs = `{++{"author":"claude","timestamp":1,"id":"aaaaaaaaaaaaaaaa"}@@quick ++}`;
+  const text = `The ${theirs}fox.`;
+  const s = session(text, 0);
+  const inside = text.indexOf("quick") + 2;
+  assert.match(s.replace(inside, inside, "X"), /decide it/);
+  assert.match(s.replace(4, 4 + theirs.length + 3, ""), /claude's suggestion is in the way/);
+  assert.equal(s.state.text, text);
+});
+
+test("metadata never holds a delimiter, as the server writes it", () => {
+  assert.equal(escapedJson("a@@b"), '"a@\\u0040b"');
+  assert.equal(escapedJson("x++}"), '"x++\\u007d"');
+  const odd = { id: 3, name: "a@@b" };
+  const made = suggest("Hi", 2, 2, "!", odd, options);
+  assert.equal(made.refusal, undefined);
+  assert.equal(parseMarks(made.after)[0].metadata.author, "a@@b");
+});
+
+test("a closing delimiter typed into one's insertion is refused before it is sent", () => {
+  const s = session("A", 1);
+  s.type("b");
+  assert.notEqual(s.replace(s.state.cursor, s.state.cursor, "++}"), null);
+});

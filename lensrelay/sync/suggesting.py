@@ -1,0 +1,96 @@
+"""People in suggesting mode on a socket: every update their editor sends is checked before the document
+sees it, and what it may change is decided by the app that knows CriticMarkup.
+
+A person's socket suggests when they may suggest but not edit live (the permission *Can suggest changes to
+documents*: they are always in it), or when someone who may edit live asks for it (`?suggesting=1` on the
+socket's URL: the editor's toggle). lensrelay knows nothing of marks: the suggestions app registers
+the rule (suggestions.lifecycle.suggesting) when it starts; without it, every suggesting update is
+refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import parse_qs
+
+from pycrdt import Doc, Map, Text
+
+from lensrelay.access.auth import Access
+from lensrelay.docstore.frontmattermap import FRONTMATTER_MAP
+from lensrelay.docstore.rehearsal import UpdateDeclined
+from lensrelay.docstore.room import Room
+from lensrelay.docstore.texts import CONTENTS
+from lensrelay.models import ApiToken
+
+SUGGESTING_PARAMETER = "suggesting"
+
+
+@dataclass(frozen=True)
+class Person:
+    """Who a suggesting session types for: their marks carry the user id and name them by username."""
+
+    user_id: int
+    username: str
+
+
+class SuggestingRule(Protocol):
+    def check(self, before: str, after: str, person: Person) -> None:
+        """Raise UpdateDeclined, saying why, unless going from `before` to `after` only adds or changes
+        the person's own marks."""
+
+    def suggested(self, room: Room[Any], person: Person) -> None:
+        """Called after a checked update was applied (rows for new marks are made from here)."""
+
+
+class _NoRule:
+    def check(self, before: str, after: str, person: Person) -> None:
+        raise UpdateDeclined("this server cannot take suggestions typed in the editor")
+
+    def suggested(self, room: Room[Any], person: Person) -> None:
+        return None
+
+
+_rule: SuggestingRule = _NoRule()
+
+
+def set_suggesting_rule(rule: SuggestingRule) -> None:
+    global _rule
+    _rule = rule
+
+
+def suggesting_rule() -> SuggestingRule:
+    return _rule
+
+
+def suggesting_person(access: Access, scope: dict[str, Any]) -> Person | None:
+    """The person this socket suggests for, or None when it does not suggest: tokens never do (assistants
+    suggest over MCP), people who may edit live only when their editor asks."""
+    if access.user_id is None or access.token_id is not None:
+        return None
+    if access.role == ApiToken.Role.SUGGEST:
+        return Person(user_id=access.user_id, username=access.name)
+    query = parse_qs(scope.get("query_string", b"").decode(errors="replace"))
+    if access.can_write_live and (query.get(SUGGESTING_PARAMETER) or [""])[0] == "1":
+        return Person(user_id=access.user_id, username=access.name)
+    return None
+
+
+def suggesting_check(person: Person) -> Callable[[Doc[Any], Doc[Any]], None]:
+    """The check `Room.apply_update` runs on a suggesting session's update: its text changes go to the
+    rule; no other part of the document may change (a new shared type, Relay's frontmatter map)."""
+
+    def check(live: Doc[Any], tried: Doc[Any]) -> None:
+        roots = set(live.keys())
+        if set(tried.keys()) - roots - {CONTENTS}:
+            raise UpdateDeclined("only the note's text can be changed")
+        if FRONTMATTER_MAP in roots and (
+            tried.get(FRONTMATTER_MAP, type=Map).to_py() != live.get(FRONTMATTER_MAP, type=Map).to_py()
+        ):
+            raise UpdateDeclined("only the note's text can be changed")
+        before, after = str(live.get(CONTENTS, type=Text)), str(tried.get(CONTENTS, type=Text))
+        if before != after:
+            _rule.check(before, after, person)
+
+    return check

@@ -1,0 +1,210 @@
+"""Suggesting mode, from outside: a person who may only suggest types and deletes in headless Chromium;
+their words become suggestions under their name for an npm y-websocket client too, with rows a reviewer
+(a second browser) revises, accepts and undoes. The same person's session on a raw y-websocket client is
+refused when it edits plain text, and the note is unchanged."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import BrowserContext, Page
+
+from .browser import PASSWORD, BrowserThread, signed_in_context
+from .conftest import YClientFactory
+from .relay import Relay
+from .yclient import YClient
+
+pytestmark = pytest.mark.e2e
+
+FOLDER, SUGGESTER, REVIEWER = "Desk", "sam", "rita"
+NOTE = "# Plan\n\nThe quick brown fox jumps over the lazy dog.\n"
+_MARKER = "E2E-SUGGEST "
+_SETUP = """
+import json
+from django.contrib.auth.models import Group, Permission, User
+from django.core.management import call_command
+call_command("import_vault", {desk!r}, folder={folder!r})
+sam = User.objects.create_user({suggester!r}, password={password!r}, is_staff=True)
+sam.groups.add(Group.objects.get(name="Suggesters"))
+rita = User.objects.create_user({reviewer!r}, password={password!r}, is_staff=True)
+rita.groups.add(Group.objects.get(name="Reviewers"))
+print({marker!r} + json.dumps(sam.pk))
+"""
+_ROW = """
+import json
+from suggestions.models import Suggestion
+row = Suggestion.objects.filter(uid={uid!r}).first()
+fields = row and [row.status, row.author, row.person_id, row.proposed_insertions(), row.revision]
+print({marker!r} + json.dumps(fields))
+"""
+
+
+def _printed(relay: Relay, script: str) -> object:
+    [line] = [line for line in relay.manage("shell", "-c", script).splitlines() if line.startswith(_MARKER)]
+    return json.loads(line[len(_MARKER) :])
+
+
+@pytest.fixture(scope="module")
+def setup(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int]:
+    desk = tmp_path_factory.mktemp("desk")
+    (desk / "Plan.md").write_text(NOTE, encoding="utf-8")
+    script = _SETUP.format(
+        desk=str(desk),
+        folder=FOLDER,
+        suggester=SUGGESTER,
+        reviewer=REVIEWER,
+        password=PASSWORD,
+        marker=_MARKER,
+    )
+    sam_id = _printed(relay, script)
+    paths = asyncio.run(relay.document_paths(relay.tokens["edit"], folder=FOLDER))
+    assert isinstance(sam_id, int)
+    return paths[f"{FOLDER}/Plan.md"], sam_id
+
+
+@pytest.fixture(scope="module")
+def sam_context(
+    relay: Relay, browser_thread: BrowserThread, setup: tuple[str, int]
+) -> Iterator[BrowserContext]:
+    context = signed_in_context(browser_thread, relay.http_url, SUGGESTER)
+    yield context
+    browser_thread.call(context.close)
+
+
+@pytest.fixture(scope="module")
+def rita_context(
+    relay: Relay, browser_thread: BrowserThread, setup: tuple[str, int]
+) -> Iterator[BrowserContext]:
+    context = signed_in_context(browser_thread, relay.http_url, REVIEWER)
+    yield context
+    browser_thread.call(context.close)
+
+
+def _type_at(page: Page, after: str, keys: str, *, select: int = 0, backspaces: int = 0) -> None:
+    """Put the cursor right after ``after`` in the note (selecting ``select`` characters before it), then
+    press Backspace and type as a person does."""
+    page.evaluate(
+        """([after, select]) => {
+            const view = window.lensEditor.view;
+            const at = view.state.doc.toString().indexOf(after) + after.length;
+            view.focus();
+            view.dispatch({selection: {anchor: at - select, head: at}});
+        }""",
+        [after, select],
+    )
+    for _ in range(backspaces):
+        page.keyboard.press("Backspace")
+    if keys:
+        page.keyboard.type(keys, delay=15)
+
+
+async def test_a_suggest_only_person_types_and_a_reviewer_revises_and_accepts(
+    relay: Relay,
+    setup: tuple[str, int],
+    browser_thread: BrowserThread,
+    sam_context: BrowserContext,
+    rita_context: BrowserContext,
+    yclients: YClientFactory,
+) -> None:
+    doc_id, sam_id = setup
+    person = await yclients(
+        relay.doc_url(doc_id), doc_id, params={"token": relay.tokens["edit"]}, label="person"
+    )
+    await person.wait_text(equals=NOTE)
+    editor = f"{relay.http_url}/admin/suggestions/suggestion/document/{doc_id}/edit/"
+
+    def suggest(page: Page) -> str:
+        page.goto(editor)
+        # (wait_for_function evaluates a string: the admin's CSP refuses that)
+        for _ in range(100):
+            if page.evaluate("() => Boolean(window.lensEditor && window.lensEditor.provider.synced)"):
+                break
+            page.wait_for_timeout(50)
+        assert page.locator("#lr-suggesting").is_checked() and page.locator("#lr-suggesting").is_disabled()
+        assert "becomes a suggestion under your name" in page.inner_text("#lr-suggest-only")
+        _type_at(page, "The quick", " and nimble")
+        _type_at(page, "the lazy", "", backspaces=5)  # " lazy" struck through, letter by letter
+        return str(page.inner_text("#lr-editor"))
+
+    sam_page = await browser_thread.run(sam_context.new_page)
+    shown = str(await browser_thread.run(lambda: suggest(sam_page)))
+    assert "sam" in shown  # the author's name is shown, the metadata hidden
+    text = await person.wait_text(contains=" nimble++}")
+    text = await person.wait_text(contains=" lazy--}")
+    marks = re.findall(
+        r'\{(\+\+|--)(\{"author":"sam","timestamp":\d+,"id":"([0-9a-f]{16})","user":(\d+)\}@@)([^+\-]*)(?:\+\+|--)\}',
+        text,
+    )
+    assert [(kind, body, int(user)) for kind, _, _, user, body in marks] == [
+        ("++", " and nimble", sam_id),
+        ("--", " lazy", sam_id),
+    ]
+    insertion_uid, deletion_uid = marks[0][2], marks[1][2]
+    assert insertion_uid != deletion_uid  # two places, two suggestions
+    assert text.replace(marks[0][1], "").replace(marks[1][1], "") == NOTE.replace(
+        "quick", "quick{++ and nimble++}"
+    ).replace(" lazy", "{-- lazy--}")
+
+    # The rows exist like an assistant's: the reviewer sees them, revises one and accepts it.
+    def revise_and_accept(page: Page) -> str:
+        page.goto(f"{relay.http_url}/admin/suggestions/suggestion/document/{doc_id}/review/")
+        page.wait_for_selector(f"#card-{insertion_uid}")
+        assert "sam" in page.inner_text(f"#card-{insertion_uid}")
+        page.click(f"#revise-{insertion_uid} summary")
+        field = page.locator(f"#revision-{insertion_uid}-1")
+        assert field.input_value() == " and nimble"
+        field.fill(" and agile")
+        with page.expect_navigation():
+            page.click(f"#card-{insertion_uid} button.accept")
+        return page.inner_text("ul.messagelist")
+
+    rita_page = await browser_thread.run(rita_context.new_page)
+    for _ in range(20):  # the row follows the burst of typing by a moment
+        if _printed(relay, _ROW.format(uid=insertion_uid, marker=_MARKER)) is not None:
+            break
+        await asyncio.sleep(0.2)
+    told = str(await browser_thread.run(lambda: revise_and_accept(rita_page)))
+    assert "with your changes: and {--nimble--}{++agile++}" in told
+    settled = await person.wait_text(contains="The quick and agile brown fox")
+    assert "nimble" not in settled
+    status, author, person_id, proposed, revision = _printed(
+        relay, _ROW.format(uid=insertion_uid, marker=_MARKER)
+    )  # type: ignore[misc]
+    assert (status, author, person_id, proposed, revision) == (
+        "accepted",
+        "sam",
+        sam_id,
+        [" and nimble"],
+        [" and agile"],
+    )
+
+    # Undo brings back the person's own proposal for everyone.
+    def undo(page: Page) -> None:
+        with page.expect_navigation():
+            page.click(f"#recent-{insertion_uid} button.undo")
+
+    await browser_thread.run(lambda: undo(rita_page))
+    back = await person.wait_text(contains=" and nimble++}")
+    assert "agile" not in back
+
+    # The same session on a raw y-websocket client: an edit of plain text is refused, nothing changes.
+    cookies = await browser_thread.run(sam_context.cookies)
+    cookie = "; ".join(f"{c['name']}={c['value']}" for c in cookies)
+    raw = await YClient.spawn(label="sam-raw")
+    try:
+        await raw.connect(relay.doc_url(doc_id), doc_id, headers={"Cookie": cookie, "Origin": relay.http_url})
+        await raw.wait_synced()
+        before = await raw.text()
+        await raw.insert(0, "Sneaky ")
+        event = await raw.wait_event("permission-denied")
+        assert "suggesting mode" in event["reason"] and "text itself" in event["reason"]
+        await asyncio.sleep(0.3)
+        assert await person.text() == before
+    finally:
+        await raw.close()
+    await browser_thread.run(sam_page.close)
+    await browser_thread.run(rita_page.close)
