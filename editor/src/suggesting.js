@@ -97,6 +97,13 @@ function mapped(edits, position, after) {
   return position + shift;
 }
 
+// Every character a delimiter (or the metadata separator) is made of.
+const DELIMITER_CHARS = /[{}+\-~=<>@]/;
+
+function ownContent(marks, edit, me) {
+  return marks.some((m) => markUser(m) === me.id && m.kind === "addition" && m.contentFrom < edit.from && edit.to <= m.contentTo);
+}
+
 /**
  * One change of `text` (delete [from, to), insert `inserted` there) made as `me`'s suggestion.
  * Returns {edits, cursor} (edits sorted, in `text` positions) or {refusal}.
@@ -176,7 +183,14 @@ export function suggest(text, from, to, inserted, me, { forward = false, makeId 
     if (edit.cursor !== undefined) cursorAt = mapped(merged, edit.from, false) + edit.cursor;
   }
   const after = applyEdits(text, merged);
-  const refusal = suggestingRefusal(text, after, me);
+  // Typing or deleting inside one's own insertion cannot change any mark but that one when no delimiter
+  // character is typed or deleted and none stands on both sides of the place (a delimiter made or broken
+  // there would need one on each side): the rule holds without reading the note twice more.
+  const quiet = (piece) => !DELIMITER_CHARS.test(piece);
+  const only = merged[0];
+  const typedOn = merged.length === 1 && ownContent(marks, only, me) && quiet(only.insert)
+    && quiet(text.slice(only.from, only.to)) && (quiet(text.charAt(only.from - 1)) || quiet(text.charAt(only.to)));
+  const refusal = typedOn ? null : suggestingRefusal(text, after, me);
   if (refusal) return { refusal };
   const cursor = cursorAt !== null ? cursorAt : mapped(merged, forward ? to : from, forward);
   return { edits: merged.map(({ from: f, to: t, insert }) => ({ from: f, to: t, insert })), cursor, after };

@@ -82,3 +82,24 @@ test("a closing delimiter typed into one's insertion is refused before it is sen
   s.type("b");
   assert.notEqual(s.replace(s.state.cursor, s.state.cursor, "++}"), null);
 });
+
+test("whatever is planned, fast or not, the full rule allows", () => {
+  let seed = 7;
+  const random = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+  const alphabet = "ab+-}{~>@=<k ";
+  const own = `{++${META}ab+c++}`;
+  const base = `x {++{"author":"claude","timestamp":1,"id":"aaaaaaaaaaaaaaaa"}@@quick++} y ${own} z`;
+  const inside = base.indexOf("ab+c");
+  let planned = 0;
+  for (let i = 0; i < 4000; i++) {
+    const from = random(3) ? inside - 2 + random(9) : random(base.length + 1);
+    const to = Math.min(base.length, from + [0, 0, 1, 2][random(4)]);
+    let typed = "";
+    for (let k = random(3); k > 0; k--) typed += alphabet[random(alphabet.length)];
+    const made = suggest(base, from, to, typed, SAM, options);
+    if (made.refusal) continue;
+    assert.equal(suggestingRefusal(base, made.after, SAM), null, JSON.stringify({ from, to, typed }));
+    planned++;
+  }
+  assert.ok(planned > 1000, `only ${planned} planned`);
+});

@@ -29,7 +29,7 @@ from suggestions.lifecycle.follow import holding
 from suggestions.lifecycle.hunks import change_texts, hunk_records
 from suggestions.markup.criticmarkup import Change, mark_id, parse_changes
 from suggestions.markup.records import HunkRecord
-from suggestions.markup.suggesting import mark_user, suggesting_refusal
+from suggestions.markup.suggesting import Readings, mark_user, suggesting_refusal
 from suggestions.models import Suggestion
 from suggestions.webhooks import suggestion_created_record
 
@@ -45,9 +45,12 @@ class PeopleSuggesting:
 
     def __init__(self) -> None:
         self._due: dict[tuple[int, str, int], asyncio.TimerHandle] = {}
+        self._read = Readings()
 
     def check(self, before: str, after: str, person: Person) -> None:
-        reason = suggesting_refusal(before, after, user_id=person.user_id, username=person.username)
+        reason = suggesting_refusal(
+            before, after, user_id=person.user_id, username=person.username, read=self._read
+        )
         if reason is not None:
             raise UpdateDeclined(reason)
 

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from suggestions.markup.criticmarkup import parse_changes
-from suggestions.markup.suggesting import suggesting_refusal, typed_on_by_author
+from suggestions.markup.suggesting import (
+    Readings,
+    _typed_in_own_insertion,
+    reading,
+    suggesting_refusal,
+    typed_on_by_author,
+)
 from tests.suggestions.markup.test_criticmarkup_cases import node_test_counts
 
 SAM, SAM_ID = "sam", 7
@@ -110,4 +117,36 @@ def test_typed_on_by_author_tells_the_author_typing_on_from_anyone_else() -> Non
 def test_the_editor_plans_keystrokes_the_rule_allows() -> None:
     """The editor's own tests (editor/test/suggesting.test.js) check every planned keystroke with the
     editor's copy of this rule; the browser test then has the server judge them."""
-    assert node_test_counts("editor/test/suggesting.test.js") == (6, 0)
+    assert node_test_counts("editor/test/suggesting.test.js") == (7, 0)
+
+
+def test_the_fast_reading_of_a_keystroke_is_the_full_one() -> None:
+    """A keystroke inside one's own insertion is read without parsing the note again: for edits of every
+    shape near and inside it, with delimiter characters typed, the verdict and the reading it keeps are
+    those of reading the whole note."""
+    chooser = random.Random(31)
+    own = f"{{++{meta()}abc++}}"
+    base = f"x {ASSISTANT} y {own} z{{--{meta(uid='1111111111111111')}q--}} w"
+    alphabet = "ab+-}{~>@=<"
+    checked = fast = 0
+    for _ in range(3000):
+        remembered = Readings()
+        inside = base.index("abc++}")
+        near = chooser.randrange(inside - 3, inside + 7)
+        start = chooser.choice([chooser.randrange(len(base) + 1), near, near])
+        end = min(len(base), start + chooser.choice([0, 0, 1, 2]))
+        typed = "".join(chooser.choice(alphabet) for _ in range(chooser.choice([0, 1, 1, 2, 3])))
+        after = base[:start] + typed + base[end:]
+        if after == base:
+            continue
+        full = refusal(base, after)
+        quick = suggesting_refusal(base, after, user_id=SAM_ID, username=SAM, read=remembered)
+        assert quick == full, (start, end, typed)
+        typed_on = _typed_in_own_insertion(base, after, reading(base), SAM_ID)
+        if typed_on is not None:
+            assert quick is None and typed_on == reading(after), (start, end, typed)
+            fast += 1
+        if quick is None:
+            assert remembered(after) == reading(after), (start, end, typed)
+        checked += 1
+    assert checked > 2500 and fast > 50
