@@ -104,7 +104,9 @@ async def main() -> None:
     runs: list[dict[str, Any]] = []
     try:
         relay = Relay(server, template.tokens)
-        printed = relay.manage("shell", "-c", SETUP.format(vault=str(vault), folder=FOLDER, password=PASSWORD))
+        printed = relay.manage(
+            "shell", "-c", SETUP.format(vault=str(vault), folder=FOLDER, password=PASSWORD)
+        )
         sam_id = json.loads(next(x for x in printed.splitlines() if x.startswith("SAM "))[4:])
         doc_id = (await relay.document_paths(template.tokens["edit"], folder=FOLDER))[f"{FOLDER}/Big.md"]
         sam, ed = (signed_in_context(browser, relay.http_url, name) for name in ("sam", "ed"))
@@ -118,7 +120,9 @@ async def main() -> None:
             suggesting = await round_trips(
                 relay, doc_id, cookie_of(browser, sam), args.keys, first=f"{{++{meta}@@k++}}", watcher=watcher
             )
-            live = await round_trips(relay, doc_id, cookie_of(browser, ed), args.keys, first="k", watcher=watcher)
+            live = await round_trips(
+                relay, doc_id, cookie_of(browser, ed), args.keys, first="k", watcher=watcher
+            )
 
             def in_browser(context: Any) -> list[float]:
                 page = context.new_page()

@@ -16,9 +16,9 @@ user never meets a refusal; a hand-made client that breaks it is refused and tol
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from bisect import bisect_right
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -119,7 +119,7 @@ def _common_suffix(a: str, b: str, floor: int) -> int:
 
 
 def _delimiter_touches(text: str, start: int, end: int) -> bool:
-    """Whether a delimiter in ``text`` overlaps the changed span ``[start, end)`` (or, empty, straddles it)."""
+    """Whether a delimiter in ``text`` overlaps the changed span ``[start, end)`` (empty: straddles it)."""
     for found in _ANY_DELIMITER_RE.finditer(text, max(0, start - 3), min(len(text), end + 3)):
         first, last = found.start(), found.start() + len(found.group(1))
         if (first < end and last > start) if end > start else first < start < last:
