@@ -3,8 +3,8 @@
 rejected, stale or superseded), `suggestion.reopened` when a decision is undone (pending again, its markup
 back in the text) and `suggestion.reverted` when an accepted change is rolled back (the old text back).
 
-`suggestion_created_record` is called by the one place rows are saved (`proposing._save_suggestion`); the
-others arrive through `suggestion_decided`, which every deciding, undoing and rolling-back path sends
+`suggestion_created_record` is called where rows are made: an assistant's proposal
+(`proposing._save_suggestion`) and a person's suggesting (`lifecycle.suggesting`); the others arrive through `suggestion_decided`, which every deciding, undoing and rolling-back path sends
 inside its transaction.
 """
 
@@ -56,6 +56,8 @@ def suggestion_data(suggestion: Suggestion) -> dict[str, Any]:
         "path": suggestion.path,
         "new_path": suggestion.new_path or None,
         "author": suggestion.author,
+        # A person's suggestion (typed in suggesting mode) names them; an assistant's has its token instead.
+        "person": {"id": suggestion.person_id, "username": suggestion.author} if suggestion.person_id else None,
         "client_name": suggestion.client_name,
         "token_id": suggestion.token_id,
         "tool": suggestion.tool,

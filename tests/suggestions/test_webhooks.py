@@ -73,6 +73,7 @@ async def test_a_proposal_and_its_acceptance_are_told_with_reviewer_and_note(
         "path": "Team/Note.md",
         "new_path": None,
         "author": "claude",
+        "person": None,
         "client_name": "Claude Code",
         "token_id": None,
         "tool": "edit",
@@ -248,3 +249,27 @@ async def test_reopened_and_reverted_reach_only_endpoints_of_their_folder_and_ty
         "suggestion.decided",
         decided_only.pk,
     ) in got
+
+
+async def test_a_persons_suggestion_is_told_with_their_name_and_no_token(
+    store: Any, make_folder: Any, endpoint: WebhookEndpoint
+) -> None:
+    from lensrelay.sync.suggesting import Person
+    from suggestions.lifecycle.suggesting import person_rows_in_step
+
+    sam = await sync_to_async(User.objects.create_user)("sam", is_staff=True)
+    meta = json.dumps({"author": "sam", "timestamp": 1, "id": "0123456789abcdef", "user": sam.pk})
+    folder = await sync_to_async(make_folder)("Team")
+    note = await document_create(
+        store=store, folder=folder, path="/Note.md", text=f"alpha{{++{meta}@@ beta++}}\n"
+    )
+    await person_rows_in_step(room=await store.get(note.doc_id), person=Person(sam.pk, "sam"))
+    [created] = await sync_to_async(events)("suggestion.created")
+    told = created["suggestion"]
+    assert (told["id"], told["author"], told["token_id"], told["tool"]) == (
+        "0123456789abcdef",
+        "sam",
+        None,
+        "suggesting",
+    )
+    assert told["person"] == {"id": sam.pk, "username": "sam"} and told["new_text"] == " beta"
