@@ -22,6 +22,7 @@ pytestmark = pytest.mark.e2e
 
 FOLDER, SUGGESTER, REVIEWER = "Desk", "sam", "rita"
 NOTE = "# Plan\n\nThe quick brown fox jumps over the lazy dog.\n"
+PAIR = "# Pair\n\nFirst line here.\nSecond line here.\n"
 _MARKER = "E2E-SUGGEST "
 _SETUP = """
 import json
@@ -32,6 +33,10 @@ sam = User.objects.create_user({suggester!r}, password={password!r}, is_staff=Tr
 sam.groups.add(Group.objects.get(name="Suggesters"))
 rita = User.objects.create_user({reviewer!r}, password={password!r}, is_staff=True)
 rita.groups.add(Group.objects.get(name="Reviewers"))
+sue = User.objects.create_user("sue", password={password!r}, is_staff=True)
+sue.groups.add(Group.objects.get(name="Suggesters"))
+ed = User.objects.create_user("ed", password={password!r}, is_staff=True)
+ed.groups.add(Group.objects.get(name="Editors"))
 print({marker!r} + json.dumps(sam.pk))
 """
 _ROW = """
@@ -52,6 +57,7 @@ def _printed(relay: Relay, script: str) -> object:
 def setup(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int]:
     desk = tmp_path_factory.mktemp("desk")
     (desk / "Plan.md").write_text(NOTE, encoding="utf-8")
+    (desk / "Pair.md").write_text(PAIR, encoding="utf-8")
     script = _SETUP.format(
         desk=str(desk),
         folder=FOLDER,
@@ -64,6 +70,11 @@ def setup(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, 
     paths = asyncio.run(relay.document_paths(relay.tokens["edit"], folder=FOLDER))
     assert isinstance(sam_id, int)
     return paths[f"{FOLDER}/Plan.md"], sam_id
+
+
+@pytest.fixture(scope="module")
+def pair_id(relay: Relay, setup: tuple[str, int]) -> str:
+    return asyncio.run(relay.document_paths(relay.tokens["edit"], folder=FOLDER))[f"{FOLDER}/Pair.md"]
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +93,16 @@ def rita_context(
     context = signed_in_context(browser_thread, relay.http_url, REVIEWER)
     yield context
     browser_thread.call(context.close)
+
+
+def _open_editor(page: Page, url: str) -> None:
+    page.goto(url)
+    # (wait_for_function evaluates a string: the admin's CSP refuses that)
+    for _ in range(100):
+        if page.evaluate("() => Boolean(window.lensEditor && window.lensEditor.provider.synced)"):
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError("the editor did not sync")
 
 
 def _type_at(page: Page, after: str, keys: str, *, select: int = 0, backspaces: int = 0) -> None:
@@ -118,12 +139,7 @@ async def test_a_suggest_only_person_types_and_a_reviewer_revises_and_accepts(
     editor = f"{relay.http_url}/admin/suggestions/suggestion/document/{doc_id}/edit/"
 
     def suggest(page: Page) -> str:
-        page.goto(editor)
-        # (wait_for_function evaluates a string: the admin's CSP refuses that)
-        for _ in range(100):
-            if page.evaluate("() => Boolean(window.lensEditor && window.lensEditor.provider.synced)"):
-                break
-            page.wait_for_timeout(50)
+        _open_editor(page, editor)
         assert page.locator("#lr-suggesting").is_checked() and page.locator("#lr-suggesting").is_disabled()
         assert "becomes a suggestion under your name" in page.inner_text("#lr-suggest-only")
         _type_at(page, "The quick", " and nimble")
@@ -208,3 +224,71 @@ async def test_a_suggest_only_person_types_and_a_reviewer_revises_and_accepts(
         await raw.close()
     await browser_thread.run(sam_page.close)
     await browser_thread.run(rita_page.close)
+
+
+async def test_two_suggest_only_people_typing_at_once_converge_and_an_editor_toggles(
+    relay: Relay,
+    pair_id: str,
+    browser_thread: BrowserThread,
+    yclients: YClientFactory,
+) -> None:
+    person = await yclients(
+        relay.doc_url(pair_id), pair_id, params={"token": relay.tokens["edit"]}, label="person"
+    )
+    await person.wait_text(equals=PAIR)
+    editor = f"{relay.http_url}/admin/suggestions/suggestion/document/{pair_id}/edit/"
+    contexts = [signed_in_context(browser_thread, relay.http_url, name) for name in ("sam", "sue", "ed")]
+    try:
+
+        def interleaved() -> list[str]:
+            pages = [context.new_page() for context in contexts[:2]]
+            for page in pages:
+                _open_editor(page, editor)
+            _type_at(pages[0], "First line", "")
+            _type_at(pages[1], "Second line", "")
+            for a, b in zip(" by sam", " by sue", strict=True):  # one keystroke each, turn about
+                pages[0].keyboard.type(a)
+                pages[1].keyboard.type(b)
+            texts: list[str] = []
+            for _ in range(100):
+                texts = [page.evaluate("() => window.lensEditor.view.state.doc.toString()") for page in pages]
+                if texts[0] == texts[1] and " by sam++}" in texts[0] and " by sue++}" in texts[0]:
+                    break
+                pages[0].wait_for_timeout(50)
+            for page in pages:
+                page.close()
+            return texts
+
+        first, second = await browser_thread.run(interleaved)
+        assert first == second
+        settled = await person.wait_text(equals=first)
+        assert '{"author":"sam"' in settled and '{"author":"sue"' in settled
+        assert settled.count("{++") == 2  # one suggestion each, every keystroke inside it
+
+        def toggled() -> tuple[str, str]:
+            page = contexts[2].new_page()
+            _open_editor(page, editor)
+            toggle = page.locator("#lr-suggesting")
+            assert not toggle.is_checked() and not toggle.is_disabled()
+            toggle.check()
+            page.wait_for_timeout(300)  # the socket joins again, in suggesting mode
+            for _ in range(100):
+                if page.evaluate("() => window.lensEditor.provider.synced"):
+                    break
+                page.wait_for_timeout(50)
+            _type_at(page, "# Pair", " (draft)")
+            suggested = str(page.evaluate("() => window.lensEditor.view.state.doc.toString()"))
+            toggle.uncheck()
+            page.wait_for_timeout(300)
+            _type_at(page, "here.", "!")
+            live = str(page.evaluate("() => window.lensEditor.view.state.doc.toString()"))
+            page.close()
+            return suggested, live
+
+        suggested, live = await browser_thread.run(toggled)
+        assert '{"author":"ed"' in suggested and " (draft)++}" in suggested
+        final = await person.wait_text(contains="here.!")
+        assert " (draft)++}" in final and final.count("{++") == 3 and final == live
+    finally:
+        for context in contexts:
+            await browser_thread.run(context.close)
