@@ -4,8 +4,9 @@ rejected, stale or superseded), `suggestion.reopened` when a decision is undone 
 back in the text) and `suggestion.reverted` when an accepted change is rolled back (the old text back).
 
 `suggestion_created_record` is called where rows are made: an assistant's proposal
-(`proposing._save_suggestion`) and a person's suggesting (`lifecycle.suggesting`); the others arrive through `suggestion_decided`, which every deciding, undoing and rolling-back path sends
-inside its transaction.
+(`proposing._save_suggestion`) and a person's suggesting (`lifecycle.suggesting`); the others arrive
+through `suggestion_decided`, which every deciding, undoing and rolling-back path sends inside its
+transaction.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ def _clip(text: str) -> tuple[str, bool]:
     return text[:TEXT_CHARS], len(text) > TEXT_CHARS
 
 
+def _person_of(suggestion: Suggestion) -> dict[str, Any] | None:
+    return {"id": suggestion.person_id, "username": suggestion.author} if suggestion.person_id else None
+
+
 def suggestion_data(suggestion: Suggestion) -> dict[str, Any]:
     old_text, old_cut = _clip(suggestion.old_text)
     new_text, new_cut = _clip(suggestion.new_text)
@@ -57,7 +62,7 @@ def suggestion_data(suggestion: Suggestion) -> dict[str, Any]:
         "new_path": suggestion.new_path or None,
         "author": suggestion.author,
         # A person's suggestion (typed in suggesting mode) names them; an assistant's has its token instead.
-        "person": {"id": suggestion.person_id, "username": suggestion.author} if suggestion.person_id else None,
+        "person": _person_of(suggestion),
         "client_name": suggestion.client_name,
         "token_id": suggestion.token_id,
         "tool": suggestion.tool,
