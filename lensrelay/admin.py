@@ -275,7 +275,8 @@ class DocumentAdmin(ModelAdmin):
             return HttpResponseRedirect(back)
         for row in rows:
             self.log_change(request, row, "Moved to the trash.")
-        self.message_user(request, f"Moved {len(report.trashed)} entr(ies) to the trash.", messages.SUCCESS)
+        moved = counted(len(report.trashed), "entry", "entries")
+        self.message_user(request, f"Moved {moved} to the trash.", messages.SUCCESS)
         return HttpResponseRedirect(reverse("admin:lensrelay_document_changelist"))
 
     @admin.action(description="Move selected documents to the trash", permissions=["delete"])

@@ -1,10 +1,18 @@
 // The file tree beside the editor: the folder's entries, open one, new note, new folder, rename/move,
 // delete to trash. Each action posts to the server, which calls the vault's services (links rewritten,
-// every client follows through the folder document); the tree then reloads.
+// every client follows through the folder document). The tree follows the folder document itself: any
+// change to it (another browser, an assistant, the admin, a Relay client) reloads the listing, and
+// `onEntries` hears every listing (the page's title follows its note).
 
+import * as Y from "yjs";
+import { WebsocketProvider } from "y-websocket";
 import { postForm } from "./http.js";
 
-export function startFileTree(config) {
+// The listing is read from the database, which mirrors the folder document a moment after it changes:
+// read soon, and once more a little later.
+const RELOAD_AFTER_MS = [150, 900];
+
+export function startFileTree(config, { onEntries = () => {} } = {}) {
   const panel = document.getElementById("lr-tree");
   if (!panel || !config.treeUrl) return;
   const list = panel.querySelector("ul");
@@ -53,6 +61,20 @@ export function startFileTree(config) {
       }
       list.append(item);
     }
+    onEntries(tree.entries);
+  }
+
+  function follow() {
+    if (!config.folderDocId) return;
+    const ydoc = new Y.Doc();
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    const provider = new WebsocketProvider(`${scheme}//${location.host}/d/${config.folderDocId}/ws`, config.folderDocId, ydoc);
+    provider.awareness.setLocalState(null); // reading the tree is not being here
+    let timers = [];
+    ydoc.on("update", () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers = RELOAD_AFTER_MS.map((ms) => setTimeout(load, ms));
+    });
   }
 
   async function act(action, entry) {
@@ -70,10 +92,12 @@ export function startFileTree(config) {
       answer = await postForm(config.treeActionUrl, { action, path });
     }
     say(answer.message || answer.reason || "", answer.ok ? "success" : "error");
+    if (answer.ok && answer.open) return void (location.href = answer.open);
     await load();
   }
 
   panel.querySelector("[data-tree=note]")?.addEventListener("click", () => act("note"));
   panel.querySelector("[data-tree=folder]")?.addEventListener("click", () => act("folder"));
   load();
+  follow();
 }

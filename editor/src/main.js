@@ -218,7 +218,7 @@ function trackedChanges(canReview) {
 
 function start() {
   const page = openPage();
-  startFileTree(page.config);
+  startFileTree(page.config, { onEntries: (entries) => followPath(page, entries) });
   if (!page.config.text) return; // a binary file: the template shows its preview or download
   connect(page);
   const review = new Review(page);
@@ -232,6 +232,20 @@ function start() {
   showConnection(page);
   openAtSuggestion(page);
   bindSuggesting(page);
+}
+
+/** The heading, breadcrumb and title follow the note's path; a note gone from the tree says so. */
+function followPath(page, entries) {
+  const { config } = page;
+  const entry = entries.find((e) => e.doc_id === config.docId);
+  const notice = document.getElementById("lr-gone");
+  notice.hidden = Boolean(entry);
+  if (!entry) return;
+  const path = `${config.folder}${entry.path}`;
+  if (path === config.path) return;
+  config.path = path;
+  for (const element of document.querySelectorAll(".editor-path, #lr-crumb-path")) element.textContent = path;
+  document.title = document.title.replace(/^Edit .*? \|/, `Edit ${path} |`);
 }
 
 /** The page's config (written by the template), its editor element and the status line. */

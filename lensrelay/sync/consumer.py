@@ -21,7 +21,7 @@ from lensrelay.access.auth import Access, access_for_user, authenticate_token, t
 from lensrelay.access.client_tokens import ClientTokenRefused, client_token_access, is_client_token
 from lensrelay.access.liveaccess import access_watch
 from lensrelay.docstore.rehearsal import UpdateDeclined
-from lensrelay.docstore.room import Room
+from lensrelay.docstore.room import EMPTY_UPDATE, Room
 from lensrelay.docstore.store import get_store, keep_connection_healthy
 from lensrelay.docstore.tombstones import CLOSE_DOCUMENT_PURGED, PURGED_REASON, document_is_purged
 from lensrelay.observability import metrics
@@ -336,11 +336,13 @@ class SyncConsumer(DirectFrames, AsyncWebsocketConsumer):
 
     async def _apply(self, room: Room, update: bytes) -> None:
         if self.read_only:
-            if update != b"\x00\x00":
+            if update != EMPTY_UPDATE:
                 # Only the sender hears about it; the Doc and the other clients never see the change.
                 await self.send_frame(wire.permission_denied("read-only access: update not applied"))
             return
         person = self.suggesting
+        if person is not None and update == EMPTY_UPDATE:
+            return  # a client's first sync step 2 with nothing in it
         if person is not None and room.kind != "content":
             # Folder documents hold the tree: a person suggests in notes only.
             await self.send_frame(wire.permission_denied("suggesting mode: only notes take suggestions"))

@@ -78,6 +78,8 @@ def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_i
     config: dict[str, Any] = {
         "docId": doc_id,
         "path": document.user_path,
+        "folder": document.folder.name,
+        "folderDocId": document.folder.doc_id,
         "user": request.user.get_username(),
         "userId": request.user.pk,
         "suggestOnly": suggest_only,

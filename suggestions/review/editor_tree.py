@@ -17,6 +17,7 @@ from lensrelay.access.auth import EDIT_LIVE_PERMISSION, access_for_user
 from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.docstore.trashdoc import TRASH, is_trashed
 from lensrelay.models import Folder
+from lensrelay.text.counts import counted
 from lensrelay.text.vaultpath import InvalidPath
 from lensrelay.vault.documents import document_create, subfolder_create
 from lensrelay.vault.moves import MoveRefused, entry_move
@@ -63,18 +64,21 @@ def _on_store(work: Callable[[DocStore], Awaitable[Any]]) -> Any:
     return run_on_store(work)
 
 
-def _act(request: HttpRequest, folder: Folder) -> str:
-    """Carry out the posted action; the message to show. Raises the services' refusals."""
+def _act(request: HttpRequest, folder: Folder) -> tuple[str, str]:
+    """Carry out the posted action; the message to show and the page to open next (a new note's editor;
+    empty: stay). Raises the services' refusals."""
     action = request.POST.get("action", "")
     path = _relative(request.POST.get("path", ""))
     if action == "note":
         if not path.lower().endswith(".md"):
             path = f"{path}.md"
         document = _on_store(lambda store: document_create(store=store, folder=folder, path=path))
-        return f"Created {document.user_path}."
+        return f"Created {document.user_path}.", reverse(
+            "admin:suggestions_suggestion_editor", args=[document.doc_id]
+        )
     if action == "folder":
         _on_store(lambda store: subfolder_create(store=store, folder=folder, path=path))
-        return f"Created the folder {folder.name}{path}."
+        return f"Created the folder {folder.name}{path}.", ""
     row = folder.documents.filter(path=path).first()
     if row is None or is_trashed(row.path):
         raise InvalidPath(f"{folder.name}{path} does not exist")
@@ -84,11 +88,14 @@ def _act(request: HttpRequest, folder: Folder) -> str:
         report = _on_store(
             lambda store: entry_move(store, folder_id=folder.pk, old=path, new=new, folder=is_folder)
         )
-        return f"Moved to {folder.name}{new}; {report.links_rewritten} link(s) rewritten."
+        return f"Moved to {folder.name}{new}; {report.links_rewritten} link(s) rewritten.", ""
     if action == "trash":
         force = request.POST.get("force") == "1"
-        report = _on_store(lambda store: documents_trash(store=store, doc_ids=[row.doc_id], force=force))
-        return f"Moved {len(report.trashed)} entr(ies) to the trash."
+        by = request.user.get_username()
+        report = _on_store(
+            lambda store: documents_trash(store=store, doc_ids=[row.doc_id], force=force, by=by)
+        )
+        return f"Moved {counted(len(report.trashed), 'entry', 'entries')} to the trash.", ""
     raise InvalidPath("action must be note, folder, move or trash")
 
 
@@ -102,7 +109,7 @@ def tree_action_view(
     if not request.user.has_perm(EDIT_LIVE_PERMISSION):
         raise PermissionDenied
     try:
-        message = _act(request, folder)
+        message, then = _act(request, folder)
     except (InvalidPath, FileExistsError, MoveRefused, DeleteRefused) as exc:
         return JsonResponse({"ok": False, "reason": str(exc)}, status=400)
-    return JsonResponse({"ok": True, "message": message})
+    return JsonResponse({"ok": True, "message": message, "open": then})

@@ -546,7 +546,7 @@ async def test_the_file_tree_creates_renames_and_trashes_and_a_node_client_follo
     await watcher.wait_map("filemeta_v0", "/Tree/Renamed.md", present=False)
     await ann.do(
         lambda p: p.wait_for_function(
-            "() => document.querySelector('#lr-status').textContent === 'Moved 1 entr(ies) to the trash.'"
+            "() => document.querySelector('#lr-status').textContent === 'Moved 1 entry to the trash.'"
         )
     )
     # a refused action says why and changes nothing

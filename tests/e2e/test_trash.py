@@ -180,7 +180,7 @@ async def test_the_admin_refuses_a_linked_delete_names_the_linker_and_forced_it_
     assert "/Target.md" in await observer.get_map("filemeta_v0")
 
     await editor.do(lambda page: submit(page, True))
-    assert await editor.messages("success") == ["Moved 1 entr(ies) to the trash."]
+    assert await editor.messages("success") == ["Moved 1 entry to the trash."]
     await observer.wait_map("filemeta_v0", "/_trash/Target.md")
     await observer.wait_map("backlinks_v0", target_uuid, present=False)
     async with mcp_client(base, trash_bin.assistant_token) as client:

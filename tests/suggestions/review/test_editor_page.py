@@ -152,7 +152,7 @@ async def test_the_tree_lists_creates_moves_and_trashes(store: Any, fox: Any) ->
         fox.folder_id
     )
     trashed = await editor.post(act, {"action": "trash", "path": "/Notes/Old.md"})
-    assert json.loads(trashed.content)["message"] == "Moved 1 entr(ies) to the trash."
+    assert json.loads(trashed.content)["message"] == "Moved 1 entry to the trash."
     listed = [e["path"] for e in json.loads((await editor.get(listing)).content)["entries"]]
     assert listed == ["/Fox.md", "/Notes"]
 
