@@ -239,6 +239,11 @@ class SuggestionAdmin(ModelAdmin):
                 name="suggestions_suggestion_decide_all",
             ),
         ]
+        way_in = path(
+            "open/",
+            self.admin_site.admin_view(lambda r: editor_page.open_view(self, r)),
+            name="suggestions_suggestion_open",
+        )
         inbox = path(
             "inbox/",
             self.admin_site.admin_view(lambda r: inbox_page.inbox_view(self, r)),
@@ -291,7 +296,7 @@ class SuggestionAdmin(ModelAdmin):
                 name="suggestions_suggestion_editor_tree_action",
             ),
         ]
-        return [*editor, inbox, rollback, decide, undo, *review, *super().get_urls()]
+        return [*editor, way_in, inbox, rollback, decide, undo, *review, *super().get_urls()]
 
     def undo_view(self, request: HttpRequest, uid: str) -> HttpResponse:
         return admin_views.undo_view(self, request, uid)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
@@ -25,6 +27,7 @@ from lensrelay.access.auth import (
 )
 from lensrelay.access.csp import editor_csp
 from lensrelay.access.user_content import shown_inline, user_content_response
+from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.files.blobs import BlobCorrupt, BlobMissing, blob_read
 from lensrelay.files.kinds import mimetype
 from lensrelay.models import Document
@@ -68,8 +71,30 @@ def preview_kind(content_type: str) -> str:
     return main.split("/", 1)[0]
 
 
+# The note a person had open last, in their session: the knowledge base's way in opens it again.
+LAST_NOTE_KEY = "lensrelay.editor.last_note"
+
+
+def open_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest) -> HttpResponse:
+    """The knowledge base's way in (the admin home and `/`): the note this person had open last, else the
+    first note of the first folder."""
+    if access_for_user(request.user) is None:
+        raise PermissionDenied
+    notes = Document.objects.filter(type=MARKDOWN_TYPE).exclude(path__startswith=TRASH + "/")
+    last = request.session.get(LAST_NOTE_KEY)
+    row = notes.filter(doc_id=last).first() if isinstance(last, str) else None
+    if row is None:
+        row = notes.order_by("folder__name", "path").first()
+    if row is None:
+        messages.info(request, "There are no notes yet: import a vault or add a folder first.")
+        return redirect("admin:index")
+    return redirect("admin:suggestions_suggestion_editor", row.doc_id)
+
+
 def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:
     document = _document_or_404(request, doc_id)
+    if document.type == MARKDOWN_TYPE:
+        request.session[LAST_NOTE_KEY] = doc_id
     can_edit = request.user.has_perm(EDIT_LIVE_PERMISSION)
     # Suggesting mode (lensrelay.sync.suggesting): a toggle for who may edit live, always on for who may
     # only suggest; the socket enforces it either way.

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -270,6 +271,14 @@ async def test_damaged_altered_and_foreign_archives_are_refused_and_change_nothi
     dropped = tmp_path / "dropped.tar.gz"
     _rewritten(archive, dropped, lambda name, data: None if name.startswith("blobs/") else data)
     cases["dropped-blob"] = (dropped, "incomplete or altered")
+    escape = tmp_path / "escape.tar.gz"
+    with tarfile.open(archive) as source, tarfile.open(escape, "w:gz") as out:
+        for member in source:
+            out.addfile(member, source.extractfile(member))
+        evil = tarfile.TarInfo("../outside-the-scratch-directory.txt")
+        evil.size = 4
+        out.addfile(evil, io.BytesIO(b"evil"))
+    cases["path-traversal"] = (escape, "unexpected member")
     foreign = tmp_path / "foreign.tar.gz"
     _rewritten(
         archive, foreign, lambda name, data: b'{"format": "other"}' if name == "manifest.json" else data
@@ -284,6 +293,7 @@ async def test_damaged_altered_and_foreign_archives_are_refused_and_change_nothi
         message = run.stderr.strip().splitlines()[-1]
         assert message.startswith("CommandError:") and words in message, (name, message)
         assert "Traceback" not in run.stderr, name
+        assert not (Path(tempfile.gettempdir()) / "outside-the-scratch-directory.txt").exists()
         # Refused before the database was touched: not even its tables were made.
         database = data_dir / "db.sqlite3"
         assert not database.exists() or database.stat().st_size == 0, name
