@@ -1,6 +1,7 @@
 """The editor's file tree and title follow the folder live: in Chromium, what one person creates, renames
 and trashes in the tree reaches another person's open editor within a second (tree, heading, breadcrumb,
-title; a trashed note says so), and "+ note" opens the note it made; the trash names who trashed it."""
+title; a trashed note says so), and "+ note" opens the note it made; the trash names who trashed it. The
+bar above the text stays in view in a long note."""
 
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ def doc_ids(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     desk = tmp_path_factory.mktemp("grove")
     (desk / "Oak.md").write_text("# Oak\n\nRoots.\n", encoding="utf-8")
     (desk / "Elm.md").write_text("# Elm\n", encoding="utf-8")
+    (desk / "Long.md").write_text(
+        "# Long\n\n" + "".join(f"Line {i}.\n" for i in range(600)), encoding="utf-8"
+    )
     script = _SETUP.format(desk=str(desk), folder=FOLDER, password=PASSWORD, marker=_MARKER)
     assert any(line.startswith(_MARKER) for line in relay.manage("shell", "-c", script).splitlines())
     return asyncio.run(relay.document_paths(relay.tokens["edit"], folder=FOLDER))
@@ -119,3 +123,28 @@ async def test_another_persons_tree_and_title_follow_creates_renames_and_trashes
     [line] = [x for x in relay.manage("shell", "-c", script).splitlines() if x.startswith(_MARKER)]
     path, by = json.loads(line[len(_MARKER) :])
     assert path.startswith(f"{TRASH}/") and by == "ann"
+
+
+async def test_the_bar_stays_in_view_in_a_long_note(
+    relay: Relay, doc_ids: dict[str, str], browser_thread: BrowserThread, contexts: list[BrowserContext]
+) -> None:
+    url = f"{relay.http_url}/admin/suggestions/suggestion/document/{doc_ids[f'{FOLDER}/Long.md']}/edit/"
+
+    def scrolled() -> tuple[float, float, float]:
+        page = contexts[1].new_page()
+        page.set_viewport_size({"width": 1280, "height": 800})
+        _editor(page, url)
+        page.wait_for_selector(".cm-line")
+        page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+        page.wait_for_timeout(100)
+        top, bottom = page.evaluate(
+            "() => { const r = document.getElementById('lr-bar').getBoundingClientRect(); "
+            "return [r.top, r.bottom]; }"
+        )
+        moved = page.evaluate("() => window.scrollY")
+        page.close()
+        return float(top), float(bottom), float(moved)
+
+    top, bottom, moved = await browser_thread.run(scrolled)
+    assert moved > 1000  # the page did scroll a long way
+    assert top >= 0 and bottom <= 120, (top, bottom)
