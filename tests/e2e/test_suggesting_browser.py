@@ -78,21 +78,16 @@ def pair_id(relay: Relay, setup: tuple[str, int]) -> str:
 
 
 @pytest.fixture(scope="module")
-def sam_context(
+def signed_in(
     relay: Relay, browser_thread: BrowserThread, setup: tuple[str, int]
-) -> Iterator[BrowserContext]:
-    context = signed_in_context(browser_thread, relay.http_url, SUGGESTER)
-    yield context
-    browser_thread.call(context.close)
-
-
-@pytest.fixture(scope="module")
-def rita_context(
-    relay: Relay, browser_thread: BrowserThread, setup: tuple[str, int]
-) -> Iterator[BrowserContext]:
-    context = signed_in_context(browser_thread, relay.http_url, REVIEWER)
-    yield context
-    browser_thread.call(context.close)
+) -> Iterator[dict[str, BrowserContext]]:
+    """The suggest-only person's and the reviewer's browser contexts, signed in."""
+    contexts = {
+        name: signed_in_context(browser_thread, relay.http_url, name) for name in (SUGGESTER, REVIEWER)
+    }
+    yield contexts
+    for context in contexts.values():
+        browser_thread.call(context.close)
 
 
 def _open_editor(page: Page, url: str) -> None:
@@ -127,11 +122,11 @@ async def test_a_suggest_only_person_types_and_a_reviewer_revises_and_accepts(
     relay: Relay,
     setup: tuple[str, int],
     browser_thread: BrowserThread,
-    sam_context: BrowserContext,
-    rita_context: BrowserContext,
+    signed_in: dict[str, BrowserContext],
     yclients: YClientFactory,
 ) -> None:
     doc_id, sam_id = setup
+    sam_context, rita_context = signed_in[SUGGESTER], signed_in[REVIEWER]
     person = await yclients(
         relay.doc_url(doc_id), doc_id, params={"token": relay.tokens["edit"]}, label="person"
     )
