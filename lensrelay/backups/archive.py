@@ -71,6 +71,13 @@ class ArchiveWriter:
         self.members[name] = [len(data), hashlib.sha256(data).hexdigest()]
         self._tar.addfile(info, io.BytesIO(data))
 
+    def abandon(self) -> None:
+        """Close and delete what was written (a backup that failed)."""
+        try:
+            self._tar.close()
+        finally:
+            self.path.unlink(missing_ok=True)
+
     def finish(self, manifest: Manifest) -> None:
         manifest.members = dict(self.members)
         body = manifest.as_json()

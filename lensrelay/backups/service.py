@@ -62,48 +62,58 @@ def _schema() -> dict[str, str]:
 
 
 def backup_write(*, path: Path, say: Callable[[str], None] = lambda line: None) -> Manifest:
-    """Write the archive to ``path`` (replaced only once whole); returns its manifest."""
+    """Write the archive to ``path`` (replaced only once whole: a backup that fails leaves nothing behind);
+    returns its manifest."""
     partial = path.with_name(path.name + ".partial")
     writer = ArchiveWriter(partial)
-    with tempfile.TemporaryDirectory(prefix="lensrelay-backup-") as scratch:
-        with transaction.atomic():
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            manifest = Manifest(
-                created=timezone.now().isoformat(),
-                engine=connection.vendor,
-                log_point=last_update_id(),
-                schema=_schema(),
-            )
-            for label in kept_models():
-                rows = Path(scratch) / f"{label}.jsonl"
-                call_command(
-                    "dumpdata",
-                    label,
-                    format="jsonl",
-                    output=str(rows),
-                    natural_foreign=True,
-                    all=True,
-                    verbosity=0,
-                )
-                manifest.rows[label] = apps.get_model(label)._base_manager.count()
-                writer.add_file(f"rows/{label}.jsonl", rows)
-            files = list(Document.objects.exclude(hash="").values_list("doc_id", flat=True))
-        for doc_id in files:
-            for blob in blob_list(doc_id=doc_id):
-                try:
-                    data = blob_read(doc_id=doc_id, hash=blob.hash)
-                except BlobMissing:
-                    continue  # deleted since the rows were read (a purge): not part of that point
-                writer.add_bytes(blob_member(doc_id, blob.hash), data)
-                manifest.blobs.append([doc_id, blob.hash])
-    writer.finish(manifest)
+    try:
+        manifest = _written(writer)
+        writer.finish(manifest)
+    except BaseException:
+        writer.abandon()
+        raise
     partial.replace(path)
     say(
         f"Backed up {sum(manifest.rows.values())} rows and {len(manifest.blobs)} files at update "
         f"{manifest.log_point} to {path}."
     )
+    return manifest
+
+
+def _written(writer: ArchiveWriter) -> Manifest:
+    """The rows, read in one transaction, then the file blobs of the notes that are files."""
+    with tempfile.TemporaryDirectory(prefix="lensrelay-backup-") as scratch, transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        manifest = Manifest(
+            created=timezone.now().isoformat(),
+            engine=connection.vendor,
+            log_point=last_update_id(),
+            schema=_schema(),
+        )
+        for label in kept_models():
+            rows = Path(scratch) / f"{label}.jsonl"
+            call_command(
+                "dumpdata",
+                label,
+                format="jsonl",
+                output=str(rows),
+                natural_foreign=True,
+                all=True,
+                verbosity=0,
+            )
+            manifest.rows[label] = apps.get_model(label)._base_manager.count()
+            writer.add_file(f"rows/{label}.jsonl", rows)
+        files = list(Document.objects.exclude(hash="").values_list("doc_id", flat=True))
+    for doc_id in files:
+        for blob in blob_list(doc_id=doc_id):
+            try:
+                data = blob_read(doc_id=doc_id, hash=blob.hash)
+            except BlobMissing:
+                continue  # deleted since the rows were read (a purge): not part of that point
+            writer.add_bytes(blob_member(doc_id, blob.hash), data)
+            manifest.blobs.append([doc_id, blob.hash])
     return manifest
 
 

@@ -297,3 +297,18 @@ async def test_damaged_altered_and_foreign_archives_are_refused_and_change_nothi
         # Refused before the database was touched: not even its tables were made.
         database = data_dir / "db.sqlite3"
         assert not database.exists() or database.stat().st_size == 0, name
+
+
+async def test_a_backup_that_fails_leaves_nothing_behind(
+    store: Any, make_folder: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await fill(store, make_folder)
+
+    def unreadable(**kwargs: Any) -> bytes:
+        raise OSError("the storage went away")
+
+    monkeypatch.setattr("lensrelay.backups.service.blob_read", unreadable)
+    archive = tmp_path / "broken.tar.gz"
+    with pytest.raises(OSError, match="the storage went away"):
+        await backup_here(archive)
+    assert list(tmp_path.iterdir()) == []
