@@ -77,7 +77,7 @@ def _changes_by_id(raw: str, user_id: int) -> dict[str, list[Change]]:
     return by_id
 
 
-def _rows(doc_id: str, uids: Sequence[str]) -> dict[str, Suggestion]:
+def _rows(uids: Sequence[str]) -> dict[str, Suggestion]:
     return {row.uid: row for row in Suggestion.objects.filter(uid__in=list(uids))}
 
 
@@ -92,7 +92,7 @@ async def person_rows_in_step(*, room: Room[Any], person: Person) -> None:
         by_id = _changes_by_id(str(room.doc.get(CONTENTS, type=Text)), person.user_id)
         if not by_id:
             return
-        rows = await store.db(_rows, room.doc_id, list(by_id))
+        rows = await store.db(_rows, list(by_id))
         if all(
             uid in rows and (not rows[uid].is_pending or _in_step(rows[uid], by_id[uid])) for uid in by_id
         ):
@@ -120,7 +120,7 @@ def _write_rows(
     changes: dict[str, list[Change]],
     records: dict[str, list[HunkRecord]],
 ) -> None:
-    existing = _rows(doc_id, list(changes))
+    existing = _rows(list(changes))
     document = Document.objects.select_related("folder").filter(doc_id=doc_id).first()
     if document is None:  # deleted meanwhile: its suggestions went with it
         return
