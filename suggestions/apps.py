@@ -13,7 +13,7 @@ class SuggestionsConfig(AppConfig):
         from lensrelay.docstore.texts import set_view
         from lensrelay.sync.suggesting import set_suggesting_rule
         from suggestions import webhooks  # noqa: F401
-        from suggestions.lifecycle import follow, purging, restoring  # noqa: F401
+        from suggestions.lifecycle import commenting, follow, purging, restoring  # noqa: F401
         from suggestions.lifecycle.suggesting import PeopleSuggesting
         from suggestions.markup.accepted_view import accepted_text
         from suggestions.metrics import connect_metrics

@@ -148,3 +148,69 @@ class SuggestionHold(models.Model):
 
     def __str__(self) -> str:
         return f"hold on {self.doc_id} until {self.expires_at:%H:%M:%S}"
+
+
+class Thread(models.Model):
+    """A discussion of a passage (or of a suggestion): the row indexing a thread the note's text holds
+    (suggestions/markup/threads.py). Its comments stay here when the text loses them."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        RESOLVED = "resolved", "Resolved"
+
+    uid = models.CharField(max_length=32, unique=True, default=new_uid, editable=False)
+    folder = models.ForeignKey(Folder, null=True, on_delete=models.SET_NULL, related_name="threads")
+    document = models.ForeignKey(Document, null=True, blank=True, on_delete=models.SET_NULL)
+    doc_id = models.CharField(max_length=100, db_index=True)
+    path = models.CharField(max_length=1100, help_text="User-facing path when last seen")
+    passage = models.TextField(blank=True, help_text="The text discussed, as last seen in the note")
+    suggestion = models.ForeignKey(
+        Suggestion,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="threads",
+        help_text="The suggestion this thread discusses, if it is one's",
+    )
+    detached = models.BooleanField(
+        default=False, help_text="Its passage is gone from the note; the comments are kept here"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
+    author = models.CharField(max_length=200, help_text="Who started it, as written in the markup")
+    token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL)
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    session_id = models.CharField(max_length=200, blank=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+    updated = models.DateTimeField(default=timezone.now, db_index=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering: ClassVar = ["-updated"]
+
+    def __str__(self) -> str:
+        return f"Thread {self.uid} on {self.path} ({self.status})"
+
+
+class ThreadComment(models.Model):
+    uid = models.CharField(max_length=32, unique=True, default=new_uid, editable=False)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="comments")
+    author = models.CharField(max_length=200)
+    token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL)
+    person = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    session_id = models.CharField(max_length=200, blank=True)
+    body = models.TextField()
+    mentions: models.JSONField[list[str], list[str]] = models.JSONField(
+        default=list, blank=True, help_text="Usernames of the staff it @mentions"
+    )
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering: ClassVar = ["created", "pk"]
+
+    def __str__(self) -> str:
+        return f"Comment {self.uid} by {self.author}"

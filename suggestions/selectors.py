@@ -1,4 +1,5 @@
-"""Read-only queries over suggestions: what an assistant proposed, and what is pending in a text."""
+"""Read-only queries over suggestions and threads: what an assistant proposed, what is pending in a text,
+which threads a token or a person may see."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from suggestions.kinds import MARKED_KINDS
 from suggestions.markup.accepted_view import build_accepted_view
 from suggestions.markup.criticmarkup import Change, contains_delimiters, mark_id
 from suggestions.markup.integrity import markup_mismatch
-from suggestions.models import Suggestion
+from suggestions.models import Suggestion, Thread
 
 EDIT_KINDS = frozenset({"replace", "insert", "delete", "substitution"})
 _LEFTOVER_METADATA = "}@@"  # the end of a mark's metadata, left in text when its opening was deleted
@@ -43,6 +44,45 @@ def suggestions_of_token(
     if status:
         rows = rows.filter(status=status)
     return list(rows.order_by("-created")[:limit])
+
+
+def threads_in_folders(
+    *,
+    folder_ids: frozenset[int] | None,
+    path: str | None = None,
+    status: str | None = None,
+    limit: int = 50,
+) -> list[Thread]:
+    """Threads of the folders ``folder_ids`` (None: every folder), the one changed last first, their
+    comments fetched with them. ``path``: a note, or a folder path (everything under it)."""
+    rows: QuerySet[Thread] = Thread.objects.select_related("suggestion").prefetch_related("comments")
+    if folder_ids is not None:
+        rows = rows.filter(folder_id__in=folder_ids)
+    if path:
+        rows = (
+            rows.filter(path=path)
+            if path.endswith(".md")
+            else rows.filter(path__startswith=path.rstrip("/") + "/")
+        )
+    if status:
+        rows = rows.filter(status=status)
+    return list(rows.order_by("-updated", "-pk")[:limit])
+
+
+def thread_in_folders(*, uid: str, folder_ids: frozenset[int] | None) -> Thread | None:
+    """The thread ``uid`` if it lies in one of ``folder_ids``: one of another folder is not found, so its
+    existence is not told either."""
+    rows = Thread.objects.select_related("suggestion").filter(uid=uid)
+    if folder_ids is not None:
+        rows = rows.filter(folder_id__in=folder_ids)
+    return rows.first()
+
+
+def suggestion_in_folders(*, uid: str, folder_ids: frozenset[int] | None) -> Suggestion | None:
+    rows = Suggestion.objects.filter(uid=uid, kind__in=MARKED_KINDS)
+    if folder_ids is not None:
+        rows = rows.filter(folder_id__in=folder_ids)
+    return rows.first()
 
 
 def age(timestamp_ms: int | float | None, *, now_ms: float | None = None) -> str:

@@ -11,3 +11,7 @@ from django.dispatch import Signal
 # (the status is pending again, suggestions/lifecycle/undoing.py), with `by` (the staff user or None) and
 # `undone` (the status it took back), as does rolling an accepted change back (the status is `reverted`).
 suggestion_decided = Signal()
+
+# Sent with `pks` (thread comment ids) inside the transaction that makes each comment's row, whoever wrote
+# it (suggestions/lifecycle/commenting.py): the sessions taking part in the thread are told.
+comment_posted = Signal()

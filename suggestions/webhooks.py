@@ -1,7 +1,8 @@
-"""Webhook events of suggestions, each written to lensrelay's outbox in the transaction that records it:
-`suggestion.created` when a proposal is saved, `suggestion.decided` when it leaves pending (accepted,
-rejected, stale or superseded), `suggestion.reopened` when a decision is undone (pending again, its markup
-back in the text) and `suggestion.reverted` when an accepted change is rolled back (the old text back).
+"""Webhook events of suggestions and threads, each written to lensrelay's outbox in the transaction that
+records it: `suggestion.created` when a proposal is saved, `suggestion.decided` when it leaves pending
+(accepted, rejected, stale or superseded), `suggestion.reopened` when a decision is undone (pending again,
+its markup back in the text), `suggestion.reverted` when an accepted change is rolled back (the old text
+back); `comment.created` when a thread's comment gets its row, `comment.resolved` when a thread is resolved.
 
 `suggestion_created_record` is called where rows are made: an assistant's proposal
 (`proposing._save_suggestion`) and a person's suggesting (`lifecycle.suggesting`); the others arrive
@@ -19,7 +20,7 @@ from django.utils import timezone
 from lensrelay.webhooks.events import event_record, wanted_types
 from lensrelay.webhooks.models import EventType
 from suggestions.markup.revising import revision_changes
-from suggestions.models import Suggestion
+from suggestions.models import Suggestion, Thread, ThreadComment
 from suggestions.signals import suggestion_decided
 
 # Texts in a payload are clipped to this many characters (`text_truncated` says so); the document itself
@@ -81,6 +82,62 @@ def suggestion_created_record(*, suggestion: Suggestion) -> None:
         data={"suggestion": suggestion_data(suggestion)},
         folder_id=suggestion.folder_id,
         doc_id=suggestion.doc_id,
+    )
+
+
+def thread_data(thread: Thread) -> dict[str, Any]:
+    passage, cut = _clip(thread.passage)
+    return {
+        "id": thread.uid,
+        "doc_id": thread.doc_id,
+        "folder_id": thread.folder_id,
+        "path": thread.path,
+        "passage": passage,
+        "text_truncated": cut,
+        "suggestion": thread.suggestion.uid if thread.suggestion_id and thread.suggestion else None,
+        "status": thread.status,
+        "detached": thread.detached,
+        "author": thread.author,
+        "created": thread.created.isoformat(),
+    }
+
+
+def comment_data(comment: ThreadComment) -> dict[str, Any]:
+    body, cut = _clip(comment.body)
+    return {
+        "id": comment.uid,
+        "author": comment.author,
+        "person": {"id": comment.person_id, "username": comment.author} if comment.person_id else None,
+        "token_id": comment.token_id,
+        "body": body,
+        "text_truncated": cut,
+        "mentions": list(comment.mentions or []),
+        "created": comment.created.isoformat(),
+    }
+
+
+def comment_created_record(*, comment: ThreadComment) -> None:
+    """In the transaction that saves the comment's row."""
+    thread = comment.thread
+    event_record(
+        type=EventType.COMMENT_CREATED,
+        data={"thread": thread_data(thread), "comment": comment_data(comment)},
+        folder_id=thread.folder_id,
+        doc_id=thread.doc_id,
+    )
+
+
+def comment_resolved_record(*, thread: Thread) -> None:
+    """In the transaction that records the thread as resolved."""
+    resolution = {
+        "at": thread.resolved_at.isoformat() if thread.resolved_at else None,
+        "by": thread.resolved_by,
+    }
+    event_record(
+        type=EventType.COMMENT_RESOLVED,
+        data={"thread": thread_data(thread), "resolved": resolution},
+        folder_id=thread.folder_id,
+        doc_id=thread.doc_id,
     )
 
 

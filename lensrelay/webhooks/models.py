@@ -39,6 +39,8 @@ class EventType(models.TextChoices):
     DOCUMENT_MOVED = "document.moved", "document.moved"
     DOCUMENT_TRASHED = "document.trashed", "document.trashed"
     DOCUMENT_RESTORED = "document.restored", "document.restored"
+    COMMENT_CREATED = "comment.created", "comment.created"
+    COMMENT_RESOLVED = "comment.resolved", "comment.resolved"
 
 
 # Sent only by the admin's "send test event", to the one endpoint it was asked for.

@@ -19,6 +19,10 @@
   one: the admin, an editor removing the markup, a clean-up, and every withdrawal: a version restore
   that removed its markup, a later edit that superseded it) tells the session that proposed it with a
   `notifications/message` at level `notice`, logger `lens-relay.suggestions`.
+- A comment in a thread (`suggestions.signals.comment_posted`, sent where each comment's row is made, by
+  whomever) tells the assistant sessions taking part in it (the one that started it or proposed the
+  suggestion it discusses, and every one that wrote in it), but the writer's own, with a
+  `notifications/message` at level `notice`, logger `lens-relay.comments`.
 
 The last two are written to the log (`events`) in the same transaction as what they report, once, and the
 streams of this process are woken at once; other processes' streams find them on their next poll.
@@ -188,6 +192,53 @@ def suggestion_decided(sender: Any, *, pks: Sequence[int], **kwargs: Any) -> Non
             _after_commit_wake()
 
 
+COMMENT_LOGGER = "lens-relay.comments"
+
+
+def comment_message(comment: Any) -> dict[str, Any]:
+    thread = comment.thread
+    data = {
+        "type": "comment_posted",
+        "thread": thread.uid,
+        "path": thread.path,
+        "passage": thread.passage[:500],
+        "suggestion": thread.suggestion.uid if thread.suggestion_id and thread.suggestion else None,
+        "author": comment.author,
+        "text": comment.body,
+        "status": thread.status,
+    }
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/message",
+        "params": {"level": DECISION_LEVEL, "logger": COMMENT_LOGGER, "data": data},
+    }
+
+
+def comment_posted(sender: Any, *, pks: Sequence[int], **kwargs: Any) -> None:
+    """Receiver: comments were written (inside the transaction that makes their rows)."""
+    from suggestions.models import ThreadComment
+
+    with _failures_contained("comment notifications for %s", list(pks)):
+        made = 0
+        for comment in ThreadComment.objects.select_related("thread__suggestion").filter(pk__in=list(pks)):
+            thread = comment.thread
+            sessions = {thread.session_id} if thread.token_id else set()
+            sessions |= set(
+                thread.comments.exclude(token=None)
+                .exclude(session_id="")
+                .values_list("session_id", flat=True)
+            )
+            sessions -= {"", comment.session_id}
+            for session_id in sorted(sessions):
+                listener = listener_of(session_id=session_id)
+                if listener is not None and _wants(listener, DECISION_LEVEL):
+                    made += len(
+                        events_append(session_ids=[listener.session_id], message=comment_message(comment))
+                    )
+        if made:
+            _after_commit_wake()
+
+
 class _failures_contained:
     """A notification that cannot be made is logged; the change it reports goes ahead regardless (a
     savepoint keeps a failed statement from spoiling the caller's transaction)."""
@@ -209,8 +260,10 @@ class _failures_contained:
 
 def connect_notification_signals() -> None:
     from lensrelay.vault.folders import folder_documents_changed as documents_signal
+    from suggestions.signals import comment_posted as comment_signal
     from suggestions.signals import suggestion_decided as decided_signal
 
     documents_signal.connect(folder_documents_changed, dispatch_uid="mcp_tools.notifications.documents")
     pre_delete.connect(folder_deleted, sender=Folder, dispatch_uid="mcp_tools.notifications.folder_deleted")
     decided_signal.connect(suggestion_decided, dispatch_uid="mcp_tools.notifications.decided")
+    comment_signal.connect(comment_posted, dispatch_uid="mcp_tools.notifications.comments")

@@ -1,6 +1,7 @@
 """One module per tool; importing this package registers them all. What they share is in `support`."""
 
 from mcp_tools.tools import (
+    comment,
     delete,
     edit,
     get_links,
@@ -8,17 +9,21 @@ from mcp_tools.tools import (
     grep,
     info,
     list_suggestions,
+    list_threads,
     move,
     multi_edit,
     property_search,
     read,
     read_metadata,
+    reply,
+    resolve_thread,
     search,
     semantic_search,
     write,
 )
 
 __all__ = [
+    "comment",
     "delete",
     "edit",
     "get_links",
@@ -26,11 +31,14 @@ __all__ = [
     "grep",
     "info",
     "list_suggestions",
+    "list_threads",
     "move",
     "multi_edit",
     "property_search",
     "read",
     "read_metadata",
+    "reply",
+    "resolve_thread",
     "search",
     "semantic_search",
     "write",

@@ -88,7 +88,7 @@ class Outcome:
 # -- writing markup ------------------------------------------------------------------------------------
 
 
-def _write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> None:
+def write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> None:
     """Apply batches of edits, each made on the text the previous one left (the first on ``raw``, with no
     await since it was read). Only markup and discarded text are deleted, so every kept character keeps
     its Yjs identity.
@@ -218,7 +218,7 @@ async def suggestion_propose_edits(
     plan = planned.plan
     # Until the rows say what happened, the follower must not read the superseded markup as decided.
     async with holding(store, entry.doc_id):
-        _write_plan(room, planned.raw, [plan.edits] + ([[planned.reply]] if planned.reply else []))
+        write_plan(room, planned.raw, [plan.edits] + ([[planned.reply]] if planned.reply else []))
         records = _hunk_records_from(room, planned.changes, planned.around)
         row.hunks = records
         row.old_text = "\n…\n".join(r["old"] for r in records)

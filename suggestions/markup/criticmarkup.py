@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -349,6 +349,24 @@ def render_metadata(author: str, timestamp_ms: int, *, suggestion_id: str | None
     extra = f',"id":{_escaped_json_string(suggestion_id)}' if suggestion_id else ""
     fields = f'"author":{_escaped_json_string(author)},"timestamp":{int(timestamp_ms)}{extra}'
     return f"{{{fields}}}{METADATA_SEPARATOR}"
+
+
+def render_metadata_fields(fields: Mapping[str, str | int | bool]) -> str:
+    """Any metadata object (``{"thread":"…","resolved":true}@@``), escaped as ``render_metadata`` does."""
+    parts = []
+    for key, value in fields.items():
+        if isinstance(value, bool):
+            shown = "true" if value else "false"
+        elif isinstance(value, int):
+            shown = str(value)
+        else:
+            shown = _escaped_json_string(value)
+        parts.append(f"{_escaped_json_string(key)}:{shown}")
+    return "{" + ",".join(parts) + "}" + METADATA_SEPARATOR
+
+
+def render_highlight(text: str, meta: str = "") -> str:
+    return f"{OPEN_HIGHLIGHT}{meta}{text}{CLOSE_HIGHLIGHT}"
 
 
 def render_addition(text: str, meta: str = "") -> str:

@@ -13,12 +13,12 @@ from pycrdt import Doc, Text
 
 from lensrelay.docstore.texts import CONTENTS
 from suggestions.errors import SuggestionError
-from suggestions.lifecycle.proposing import _write_plan
+from suggestions.lifecycle.proposing import write_plan
 from suggestions.markup.rewriting import RawEdit, apply_raw_edits
 
 
 class _Room:
-    """The two things `_write_plan` uses of a room: its Doc and a transaction on it."""
+    """The two things `write_plan` uses of a room: its Doc and a transaction on it."""
 
     def __init__(self, text: str) -> None:
         self.doc = Doc()
@@ -55,7 +55,7 @@ def plans(draw: st.DrawFn) -> tuple[str, list[list[RawEdit]]]:
 def test_the_text_ends_as_the_plan_says(plan: tuple[str, list[list[RawEdit]]]) -> None:
     raw, batches = plan
     room = _Room(raw)
-    _write_plan(room, raw, batches)  # type: ignore[arg-type]
+    write_plan(room, raw, batches)  # type: ignore[arg-type]
     expected = raw
     for edits in batches:
         expected = apply_raw_edits(expected, edits)
@@ -65,5 +65,5 @@ def test_the_text_ends_as_the_plan_says(plan: tuple[str, list[list[RawEdit]]]) -
 def test_a_text_changed_since_planning_is_refused_and_left_alone() -> None:
     room = _Room("changed meanwhile")
     with pytest.raises(SuggestionError, match="Nothing was changed"):
-        _write_plan(room, "planned on this", [[RawEdit(0, 7, "x")]])  # type: ignore[arg-type]
+        write_plan(room, "planned on this", [[RawEdit(0, 7, "x")]])  # type: ignore[arg-type]
     assert room.text() == "changed meanwhile"
