@@ -26,7 +26,15 @@ from suggestions.lifecycle.undoing import DECIDED, undo_refusal
 from suggestions.markup.shown import PREVIEW_CHARS, clip
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
-from suggestions.review import admin_views, editor_page, editor_tree, inbox_page, review_page, rollback_page
+from suggestions.review import (
+    admin_views,
+    editor_page,
+    editor_tree,
+    inbox_page,
+    review_page,
+    rollback_page,
+    thread_views,
+)
 
 MAX_PREVIEW_HUNKS = 3
 
@@ -282,6 +290,18 @@ class SuggestionAdmin(ModelAdmin):
                 "editor/decide/<str:uid>/",
                 self.admin_site.admin_view(lambda r, uid: editor_page.decide_view(self, r, uid)),
                 name="suggestions_suggestion_editor_decide",
+            ),
+            path(
+                "document/<str:doc_id>/threads/",
+                self.admin_site.admin_view(lambda r, doc_id: thread_views.threads_view(self, r, doc_id)),
+                name="suggestions_suggestion_threads",
+            ),
+            path(
+                "document/<str:doc_id>/threads/act/",
+                self.admin_site.admin_view(
+                    lambda r, doc_id: thread_views.thread_action_view(self, r, doc_id)
+                ),
+                name="suggestions_suggestion_thread_action",
             ),
             path(
                 "editor/tree/<int:folder_id>/",

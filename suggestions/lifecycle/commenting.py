@@ -143,14 +143,18 @@ async def _room(store: DocStore, doc_id: str, path: str) -> Room:
     return room
 
 
-def _locate(raw: str, passage: str, path: str) -> tuple[int, int]:
-    """Where ``passage`` (as read shows the note) is in the raw text; it must be found once, in plain text."""
+def _locate(raw: str, passage: str, path: str, near: int | None = None) -> tuple[int, int]:
+    """Where ``passage`` (as read shows the note) is in the raw text, in plain text. It must be found once,
+    or, with ``near`` (a raw index: where a person selected it), the occurrence nearest to that is taken."""
     view = build_accepted_view(raw)
     starts = find_occurrences(view.text, passage)
     if not starts:
         raise SuggestionError(
             f"Error: the passage was not found in {path}. Quote it exactly as read shows the note."
         )
+    if len(starts) > 1 and near is not None:
+        at = view.to_view(max(0, min(near, len(raw))))
+        starts = [min(starts, key=lambda start: abs(start - at))]
     if len(starts) > 1:
         raise SuggestionError(
             f"Error: the passage was found {len(starts)} times in {path}. Quote more of the words around "
@@ -166,9 +170,16 @@ def _locate(raw: str, passage: str, path: str) -> tuple[int, int]:
 
 
 async def thread_start(
-    *, store: DocStore, entry: DocEntry, commenter: Commenter, passage: str, body: str
+    *,
+    store: DocStore,
+    entry: DocEntry,
+    commenter: Commenter,
+    passage: str,
+    body: str,
+    near: int | None = None,
 ) -> Thread:
-    """A new thread on ``passage`` (quoted as read shows the note: it must be found once, in plain text)."""
+    """A new thread on ``passage`` (quoted as read shows the note, in plain text; found once, or nearest
+    to ``near``)."""
     text = _checked_body(body)
     if not passage.strip():
         raise SuggestionError("Error: quote the passage the comment is about.")
@@ -178,7 +189,7 @@ async def thread_start(
     if not entry.is_markdown:
         raise SuggestionError(f"Error: {entry.user_path} is not a markdown note; only notes hold comments.")
     room = await _room(store, entry.doc_id, entry.user_path)
-    _locate(room_text(room), passage, entry.user_path)  # refused before any row is made
+    _locate(room_text(room), passage, entry.user_path, near)  # refused before any row is made
     thread = Thread(
         folder_id=entry.folder_id,
         doc_id=entry.doc_id,
@@ -193,7 +204,7 @@ async def thread_start(
     await store.db(_save_comment, comment, thread)
     try:
         raw = room_text(room)  # no await from here to the write
-        start, end = _locate(raw, passage, entry.user_path)
+        start, end = _locate(raw, passage, entry.user_path, near)
         meta = _meta(commenter, thread_id=thread.uid, comment_id=comment.uid)
         edits = start_edits(raw, start, end, thread_id=thread.uid, meta=meta, body=text)
         planned = apply_raw_edits(raw, edits)
@@ -403,6 +414,7 @@ def threads_index_many(entries: Collection[tuple[DocEntry, str]]) -> None:
 
 async def _index_changed(store: DocStore, doc_ids: frozenset[str]) -> None:
     index = path_index(store)
+    await index.ensure()
     entries = [e for d in sorted(doc_ids) if (e := index.by_doc_id(d)) is not None and e.is_markdown]
     if not entries:
         return

@@ -36,6 +36,7 @@ from suggestions.lifecycle.deciding import Decision, suggestion_accept, suggesti
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
 from suggestions.review.review_page import NOTE_MAX_CHARS, summary
+from suggestions.review.thread_views import may_comment
 from suggestions.selectors import pending_of_document
 
 # Text the page can edit: everything a folder holds as a Y.Text (files with a blob have a hash).
@@ -118,6 +119,9 @@ def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_i
         "undoUrl": UNDO_URL,
         "pendingUrl": reverse("admin:suggestions_suggestion_editor_pending", args=[doc_id]),
         "treeUrl": reverse("admin:suggestions_suggestion_editor_tree", args=[document.folder_id]),
+        "threadsUrl": reverse("admin:suggestions_suggestion_threads", args=[doc_id]),
+        "threadActionUrl": reverse("admin:suggestions_suggestion_thread_action", args=[doc_id]),
+        "canComment": may_comment(request.user),
         "treeActionUrl": reverse(
             "admin:suggestions_suggestion_editor_tree_action", args=[document.folder_id]
         ),
