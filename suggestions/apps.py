@@ -12,6 +12,7 @@ class SuggestionsConfig(AppConfig):
         from lensrelay.docstore.derived import derived_view
         from lensrelay.docstore.texts import set_view
         from lensrelay.sync.suggesting import set_suggesting_rule
+        from lensrelay.vault.importexport import set_export_addition
         from suggestions import webhooks  # noqa: F401
         from suggestions.lifecycle import commenting, follow, purging, restoring  # noqa: F401
         from suggestions.lifecycle.suggesting import PeopleSuggesting
@@ -35,3 +36,6 @@ class SuggestionsConfig(AppConfig):
 
         # Tools and search read pending suggestions as accepted (read's footer lists them).
         set_view(accepted_text)
+
+        # An exported vault keeps every comment, those of threads whose markup was deleted too.
+        set_export_addition(commenting.lost_threads_markup)

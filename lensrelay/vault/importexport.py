@@ -400,6 +400,25 @@ class ExportReport:
         return text
 
 
+# What an export adds to a note's text, given its document id and text. The suggestions app adds the comment
+# threads the text lost (their rows keep them), so an exported vault holds every comment; the core does not
+# depend on it.
+_export_addition: Callable[[str, str], str] | None = None
+
+
+def set_export_addition(addition: Callable[[str, str], str]) -> None:
+    global _export_addition
+    _export_addition = addition
+
+
+def _exported(document: Document, data: bytes) -> bytes:
+    if _export_addition is None or document.type != "markdown" or document.hash:
+        return data
+    text = data.decode("utf-8")
+    added = _export_addition(document.doc_id, text)
+    return data if added == text else added.encode("utf-8")
+
+
 def export_vault(*, folder: Folder, target: Path, progress: Progress | None = None) -> ExportReport:
     """Write every file and sub-folder of `folder` under `target`, each byte for byte as imported."""
     progress = progress or _no_progress
@@ -422,7 +441,7 @@ def export_vault(*, folder: Folder, target: Path, progress: Progress | None = No
             report.folders += 1
             continue
         try:
-            data = attachment_bytes(document=document)
+            data = _exported(document, attachment_bytes(document=document))
         except BlobMissing:
             report.missing.append(document.path)
             continue

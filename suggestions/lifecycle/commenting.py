@@ -33,9 +33,13 @@ from suggestions.errors import SuggestionError
 from suggestions.lifecycle.planning import find_occurrences, refuse_delimiters
 from suggestions.lifecycle.proposing import write_plan
 from suggestions.markup.accepted_view import accepted_text, build_accepted_view
-from suggestions.markup.criticmarkup import mark_id, parse
+from suggestions.markup.criticmarkup import mark_id, parse, render_comment, render_metadata_fields
 from suggestions.markup.rewriting import RawEdit, apply_raw_edits
 from suggestions.markup.threads import (
+    COMMENT_KEY,
+    RESOLVED_BY_KEY,
+    RESOLVED_KEY,
+    THREAD_KEY,
     ThreadMarks,
     comment_metadata,
     comment_of,
@@ -189,8 +193,10 @@ async def thread_start(
     if not entry.is_markdown:
         raise SuggestionError(f"Error: {entry.user_path} is not a markdown note; only notes hold comments.")
     room = await _room(store, entry.doc_id, entry.user_path)
-    _locate(room_text(room), passage, entry.user_path, near)  # refused before any row is made
+    checked = room_text(room)
+    start, end = _locate(checked, passage, entry.user_path, near)  # refused before any row is made
     thread = Thread(
+        passage=checked[start:end],
         folder_id=entry.folder_id,
         doc_id=entry.doc_id,
         path=entry.user_path,
@@ -219,8 +225,9 @@ async def thread_start(
     except BaseException:
         await store.db(_forget, comment.uid, thread.uid)
         raise
-    thread.passage = raw[start:end]
-    await store.db(Thread.objects.filter(pk=thread.pk).update, passage=thread.passage)
+    if raw[start:end] != thread.passage:  # the note changed between the check and the write
+        thread.passage = raw[start:end]
+        await store.db(Thread.objects.filter(pk=thread.pk).update, passage=thread.passage)
     await room.flushed()
     return thread
 
@@ -404,6 +411,41 @@ def _index_thread(entry: DocEntry, marks: ThreadMarks, row: Thread | None) -> No
                 created=_from_ms((mark.metadata or {}).get("timestamp")),
             )
             _comment_made(comment)
+
+
+def lost_threads_markup(doc_id: str, raw: str) -> str:
+    """``raw`` with every thread its text lost (rows only: the markup was deleted with its passage) written
+    back after it as a detached thread, its comments one after the other: an export keeps every comment,
+    and importing it again lists the thread, detached."""
+    in_text = {t.thread_id for t in thread_marks(raw)} if "{>>" in raw else set()
+    lost = [
+        t
+        for t in Thread.objects.filter(doc_id=doc_id, suggestion=None).prefetch_related("comments")
+        if t.uid not in in_text
+    ]
+    chains: list[str] = []
+    for thread in sorted(lost, key=lambda t: (t.created, t.pk)):
+        pieces = []
+        for index, comment in enumerate(thread.comments.all()):
+            fields: dict[str, str | int | bool] = {
+                "author": comment.author,
+                "timestamp": int(comment.created.timestamp() * 1000),
+                THREAD_KEY: thread.uid,
+                COMMENT_KEY: comment.uid,
+            }
+            if index == 0 and thread.status == Thread.Status.RESOLVED:
+                fields.update({RESOLVED_KEY: True, RESOLVED_BY_KEY: thread.resolved_by})
+            pieces.append(render_comment(_inert(comment.body), render_metadata_fields(fields)))
+        if pieces:
+            chains.append("".join(pieces))
+    if not chains:
+        return raw
+    return raw + ("" if raw.endswith("\n") or not raw else "\n") + "\n".join(chains) + "\n"
+
+
+def _inert(body: str) -> str:
+    # A body typed into the text by hand may hold what the services refuse; it must not end the comment.
+    return body.replace("<<}", "<<\u200b}")
 
 
 def threads_index_many(entries: Collection[tuple[DocEntry, str]]) -> None:
