@@ -30,8 +30,10 @@ def suggestions_of_token(
 ) -> list[Suggestion]:
     """The token's suggestions in the folders it sees now (`folder_ids`; None: every folder), so a token
     narrowed away from a folder no longer reads the text it once proposed there."""
-    rows: QuerySet[Suggestion] = Suggestion.objects.filter(token_id=token_id).select_related(
-        "decided_by", "rolled_back_by"
+    rows: QuerySet[Suggestion] = (
+        Suggestion.objects.filter(token_id=token_id)
+        .select_related("decided_by", "rolled_back_by")
+        .prefetch_related("threads__comments")
     )
     if folder_ids is not None:
         rows = rows.filter(folder_id__in=folder_ids)

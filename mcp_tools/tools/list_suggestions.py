@@ -9,6 +9,7 @@ from lensrelay.text.vaultpath import MAX_PATH_CHARS
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, tool
 from suggestions.markup.revising import revision_summary
+from suggestions.models import Suggestion
 from suggestions.selectors import age, hunk_previews, suggestions_of_token
 
 
@@ -24,6 +25,17 @@ class ListSuggestionsArgs(ToolArgs):
     limit: int = Field(default=50, ge=1, le=500, description="Most recent first; at most this many")
 
 
+def discussion(row: Suggestion, *, limit: int = 5) -> list[str]:
+    """The last comments of the suggestion's discussion; its own reason is shown as its comment already."""
+    comments = [c for thread in row.threads.all() for c in thread.comments.all()]
+    if comments and row.comment and comments[0].body == row.comment:
+        comments = comments[1:]
+    said = [f"{c.author} said: {c.body}" for c in comments]
+    if len(said) > limit:
+        said = [f"({len(said) - limit} earlier comment(s) in the discussion)", *said[-limit:]]
+    return said
+
+
 @tool(
     name="list_suggestions",
     title="What became of my suggestions",
@@ -31,7 +43,8 @@ class ListSuggestionsArgs(ToolArgs):
         "Lists the suggestions this token proposed and what became of them: pending, accepted, rejected "
         "(with the reviewer's note), stale (its markup was edited away), superseded by a later one, or "
         "reverted (accepted, then rolled back by staff). An edit accepted with changes shows what the "
-        "reviewer changed in your text, as {--yours--}{++theirs++}."
+        "reviewer changed in your text, as {--yours--}{++theirs++}. What people said about a suggestion "
+        "(its discussion: reply takes its id) is listed under it."
     ),
     args=ListSuggestionsArgs,
 )
@@ -67,5 +80,6 @@ async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
             line += f"\n  Reviewer's note: {row.note}"
         if row.kind == "edit":
             line += "".join(f"\n  {preview}" for preview in hunk_previews(row))
+        line += "".join(f"\n  {said}" for said in discussion(row))
         lines.append(line)
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from lensrelay.docstore.texts import CONTENTS, text_cache
 from lensrelay.models import Folder
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
-from suggestions.lifecycle.commenting import threads_index
+from suggestions.lifecycle.commenting import Commenter, thread_reply, threads_index
 from suggestions.lifecycle.deciding import suggestion_decide
 from suggestions.markup.accepted_view import accepted_text
 from suggestions.markup.threads import thread_marks
@@ -163,12 +163,17 @@ async def test_the_discussion_of_a_suggestion(store: Any, note: Any, call: Any) 
     thread = await sync_to_async(Thread.objects.get)(uid=row.uid)
     bodies = await sync_to_async(lambda: [c.body for c in thread.comments.all()])()
     assert bodies == ["Plainer", "Why plainer?"]
+    # A person answers: the proposer reads it under the suggestion.
+    await thread_reply(store=store, thread=thread, commenter=Commenter(author="ana"), body="Agreed, ship it.")
+    listing, _ = await call("list_suggestions", {})
+    assert "claude said: Why plainer?" in listing and "ana said: Agreed, ship it." in listing
+    assert "said: Plainer" not in listing
     # The suggestion's markup is unchanged in what it proposes: accepting it takes the discussion out
     # of the text, and the rows keep it.
     assert (await suggestion_decide(store=store, suggestion=row, user=None, accept=True)).ok
     raw = await raw_of(store, note)
     assert "Why plainer?" not in raw and "engine" in raw
-    assert await sync_to_async(ThreadComment.objects.filter(thread=thread).count)() == 2
+    assert await sync_to_async(ThreadComment.objects.filter(thread=thread).count)() == 3
     text, error = await call("reply", {"thread": row.uid, "text": "late"})
     assert not error  # its thread row exists; the reply is kept there
     text, error = await call("reply", {"thread": "0" * 16, "text": "x"})
