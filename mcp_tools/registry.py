@@ -1,4 +1,5 @@
-"""The tool registry: each tool is a pydantic argument model plus an async handler returning plain text.
+"""The tool registry: each tool is a pydantic argument model plus an async handler returning text, or a
+`ToolResult` with the same answer as data (checked against the tool's output model) and the notes it names.
 
 Tool modules (one per tool, under `mcp_tools/tools/`) register themselves with `@tool(...)`. The
 transport lists them per caller and calls them; it never knows what a tool does.
@@ -50,8 +51,21 @@ class ToolContext:
         return await sessions.ahas_read(session_key=self.session_key, doc_id=doc_id)
 
 
-Handler = Callable[[ToolContext, Any], Awaitable[str]]
+@dataclass(frozen=True)
+class ToolResult:
+    """An answer as text (what every client reads) and as data (`structuredContent`, matching the tool's
+    `output` model), with the notes it lists (user paths, sent as `resource_link` items)."""
+
+    text: str
+    structured: dict[str, Any]
+    links: tuple[str, ...] = ()
+
+
+Handler = Callable[[ToolContext, Any], Awaitable[str | ToolResult]]
+# Output schemas and resource links arrived in 2025-06-18: older clients get the text alone.
+NO_STRUCTURED_VERSIONS = frozenset({"2025-03-26"})
 A = TypeVar("A", bound=ToolArgs)
+R = TypeVar("R", str, ToolResult, str | ToolResult)
 
 
 def _always() -> bool:
@@ -72,6 +86,8 @@ class Tool:
     fixture: bool = False
     # A tool that needs optional parts (semantic search's model) is offered only while they are there.
     offered_when: Callable[[], bool] = _always
+    # The shape of its `ToolResult.structured` (its `outputSchema`); None: it answers text only.
+    output: type[BaseModel] | None = None
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.args.model_json_schema(by_alias=True)
@@ -82,8 +98,15 @@ class Tool:
         schema.setdefault("properties", {})
         return schema
 
-    def definition(self) -> dict[str, Any]:
-        return {
+    def output_schema(self) -> dict[str, Any] | None:
+        if self.output is None:
+            return None
+        schema = self.output.model_json_schema(mode="serialization")
+        schema.pop("title", None)
+        return schema
+
+    def definition(self, protocol_version: str | None = None) -> dict[str, Any]:
+        definition: dict[str, Any] = {
             "name": self.name,
             "title": self.title,
             "description": self.description,
@@ -96,6 +119,10 @@ class Tool:
                 "openWorldHint": False,
             },
         }
+        output = self.output_schema()
+        if output is not None and protocol_version not in NO_STRUCTURED_VERSIONS:
+            definition["outputSchema"] = output
+        return definition
 
     def available_to(self, access: Access) -> bool:
         return self.read_only or access.can_suggest
@@ -121,10 +148,11 @@ def tool(
     idempotent: bool = True,
     fixture: bool = False,
     offered_when: Callable[[], bool] = _always,
-) -> Callable[[Callable[[ToolContext, A], Awaitable[str]]], Callable[[ToolContext, A], Awaitable[str]]]:
+    output: type[BaseModel] | None = None,
+) -> Callable[[Callable[[ToolContext, A], Awaitable[R]]], Callable[[ToolContext, A], Awaitable[R]]]:
     def register(
-        handler: Callable[[ToolContext, A], Awaitable[str]],
-    ) -> Callable[[ToolContext, A], Awaitable[str]]:
+        handler: Callable[[ToolContext, A], Awaitable[R]],
+    ) -> Callable[[ToolContext, A], Awaitable[R]]:
         if name in REGISTRY:
             raise RuntimeError(f"tool {name!r} registered twice")
         REGISTRY[name] = Tool(
@@ -138,6 +166,7 @@ def tool(
             idempotent=idempotent,
             fixture=fixture,
             offered_when=offered_when,
+            output=output,
         )
         return handler
 

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from mcp_tools.kb import open_kb, target_of
-from mcp_tools.registry import ToolArgs, ToolContext, tool
+from mcp_tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
 
 class GetLinksArgs(ToolArgs):
@@ -12,6 +12,19 @@ class GetLinksArgs(ToolArgs):
 
 def _section(title: str, lines: list[str]) -> str:
     return title + "\n" + "\n".join(f"- {line}" for line in (lines or ["(none)"]))
+
+
+class AmbiguousLink(BaseModel):
+    link: str
+    target: str
+    candidates: list[str]
+
+
+class GetLinksOutput(BaseModel):
+    backlinks: list[str] = Field(description="Paths of the documents linking to this one")
+    forward: list[str] = Field(description="Paths of the documents this one links to")
+    unresolved: list[str] = Field(description="Link targets that name no document you can see")
+    ambiguous: list[AmbiguousLink]
 
 
 @tool(
@@ -23,8 +36,9 @@ def _section(title: str, lines: list[str]) -> str:
         "(![[diagram.png]]) count as links, so an image, PDF or canvas shows the notes embedding it."
     ),
     args=GetLinksArgs,
+    output=GetLinksOutput,
 )
-async def get_links(ctx: ToolContext, args: GetLinksArgs) -> str:
+async def get_links(ctx: ToolContext, args: GetLinksArgs) -> ToolResult:
     kb = await open_kb()
     entry = kb.resolve(ctx, args.file_path)
     graph = kb.link_graph(ctx)
@@ -38,6 +52,7 @@ async def get_links(ctx: ToolContext, args: GetLinksArgs) -> str:
     forward: list[str] = []
     unresolved: list[str] = []
     ambiguous: list[str] = []
+    choices: list[AmbiguousLink] = []
     for resolved in graph.links(me, sources.get(me, "")):
         resolution, link = resolved.resolution, resolved.link
         target = resolution.target
@@ -49,6 +64,8 @@ async def get_links(ctx: ToolContext, args: GetLinksArgs) -> str:
         if resolution.ambiguous:
             others = ", ".join(c.user_path for c in resolution.candidates if c in by_target)
             ambiguous.append(f"[[{link.target}]] -> {target.user_path} (candidates: {others})")
+            candidates = [c.user_path for c in resolution.candidates if c in by_target]
+            choices.append(AmbiguousLink(link=link.target, target=target.user_path, candidates=candidates))
     backlinks = [source.user_path for source in graph.backlinks(me, sources)]
     parts = [
         _section("Backlinks (documents linking to this):", backlinks),
@@ -58,4 +75,10 @@ async def get_links(ctx: ToolContext, args: GetLinksArgs) -> str:
         parts.append(_section("Unresolved links (no such document):", sorted(set(unresolved))))
     if ambiguous:
         parts.append(_section("Ambiguous links (resolved to the nearest):", sorted(set(ambiguous))))
-    return "\n\n".join(parts)
+    data = GetLinksOutput(
+        backlinks=backlinks,
+        forward=sorted(set(forward)),
+        unresolved=sorted({u[2:-2] for u in unresolved}),
+        ambiguous=choices,
+    )
+    return ToolResult("\n\n".join(parts), data.model_dump(), (*data.backlinks, *data.forward))

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from lensrelay.models import Document
-from mcp_tools.engines.globbing import compile_glob, glob_paths
+from mcp_tools.engines.globbing import NO_FILES, TRUNCATED_NOTE, compile_glob, glob_paths
 from mcp_tools.kb import open_kb
-from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.registry import ToolArgs, ToolContext, ToolError, ToolResult, tool
 
 
 class GlobArgs(ToolArgs):
@@ -23,6 +23,11 @@ def _mtimes(doc_ids: list[str]) -> dict[str, float]:
     return {doc_id: modified.timestamp() for doc_id, modified in rows}
 
 
+class GlobOutput(BaseModel):
+    paths: list[str]
+    truncated: bool
+
+
 @tool(
     name="glob",
     title="Find documents by pattern",
@@ -32,8 +37,9 @@ def _mtimes(doc_ids: list[str]) -> dict[str, float]:
         "canvases, JSON, HTML. Returns matching paths sorted by modification time, newest first."
     ),
     args=GlobArgs,
+    output=GlobOutput,
 )
-async def glob(ctx: ToolContext, args: GlobArgs) -> str:
+async def glob(ctx: ToolContext, args: GlobArgs) -> ToolResult:
     kb = await open_kb()
     entries = kb.visible(ctx, scope=args.path, files=True)  # every file, not only notes
     try:
@@ -44,8 +50,13 @@ async def glob(ctx: ToolContext, args: GlobArgs) -> str:
     entries = [e for e in entries if matches(e.user_path)]
     mtimes = await kb.store.db(_mtimes, [e.doc_id for e in entries])
     try:
-        return glob_paths(
+        text = glob_paths(
             ((e.user_path, mtimes.get(e.doc_id, 0.0)) for e in entries), pattern=args.pattern, scope=args.path
         )
     except ValueError as exc:
         raise ToolError(f"Error: {exc}") from exc
+    lines = [] if text == NO_FILES else text.split("\n")
+    truncated = bool(lines) and lines[-1] == TRUNCATED_NOTE
+    paths = lines[:-1] if truncated else lines
+    notes = tuple(path for path in paths if path.endswith(".md"))
+    return ToolResult(text, GlobOutput(paths=paths, truncated=truncated).model_dump(), notes)

@@ -3,12 +3,12 @@ from __future__ import annotations
 from typing import Literal
 
 from django.utils import timezone
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from lensrelay.text.vaultpath import MAX_PATH_CHARS
 from mcp_tools.kb import open_kb
-from mcp_tools.registry import ToolArgs, ToolContext, tool
-from suggestions.markup.revising import revision_summary
+from mcp_tools.registry import ToolArgs, ToolContext, ToolResult, tool
+from suggestions.markup.revising import revision_changes, revision_summary
 from suggestions.models import Suggestion
 from suggestions.selectors import age, hunk_previews, suggestions_of_token
 
@@ -25,15 +25,64 @@ class ListSuggestionsArgs(ToolArgs):
     limit: int = Field(default=50, ge=1, le=500, description="Most recent first; at most this many")
 
 
-def discussion(row: Suggestion, *, limit: int = 5) -> list[str]:
-    """The last comments of the suggestion's discussion; its own reason is shown as its comment already."""
+class Said(BaseModel):
+    author: str
+    text: str
+
+
+class Change(BaseModel):
+    proposed: str
+    accepted: str
+    difference: str
+
+
+class SuggestionOutput(BaseModel):
+    id: str
+    status: str
+    kind: str
+    path: str
+    new_path: str | None
+    created: str
+    decided_by: str | None
+    note: str
+    accepted_with_changes: bool
+    changes: list[Change] = Field(description="What the reviewer changed in your text before accepting it")
+    discussion: list[Said] = Field(description="What people said about it (reply takes its id)")
+
+
+class ListSuggestionsOutput(BaseModel):
+    suggestions: list[SuggestionOutput]
+
+
+def discussion(row: Suggestion) -> list[Said]:
+    """The suggestion's discussion; its own reason is shown as its comment already."""
     comments = [c for thread in row.threads.all() for c in thread.comments.all()]
     if comments and row.comment and comments[0].body == row.comment:
         comments = comments[1:]
-    said = [f"{c.author} said: {c.body}" for c in comments]
-    if len(said) > limit:
-        said = [f"({len(said) - limit} earlier comment(s) in the discussion)", *said[-limit:]]
-    return said
+    return [Said(author=c.author, text=c.body) for c in comments]
+
+
+def _said_lines(said: list[Said], *, limit: int = 5) -> list[str]:
+    lines = [f"{s.author} said: {s.text}" for s in said]
+    if len(lines) > limit:
+        lines = [f"({len(lines) - limit} earlier comment(s) in the discussion)", *lines[-limit:]]
+    return lines
+
+
+def _structured(row: Suggestion, said: list[Said]) -> SuggestionOutput:
+    return SuggestionOutput(
+        id=row.uid,
+        status=row.status,
+        kind=row.kind,
+        path=row.path,
+        new_path=row.new_path or None,
+        created=row.created.isoformat(),
+        decided_by=row.decided_by.get_username() if row.decided_by is not None else None,
+        note=row.note,
+        accepted_with_changes=row.accepted_with_changes,
+        changes=[Change(**c) for c in revision_changes(row.proposed_insertions(), row.revision)],
+        discussion=said,
+    )
 
 
 @tool(
@@ -47,8 +96,9 @@ def discussion(row: Suggestion, *, limit: int = 5) -> list[str]:
         "(its discussion: reply takes its id) is listed under it."
     ),
     args=ListSuggestionsArgs,
+    output=ListSuggestionsOutput,
 )
-async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
+async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> ToolResult:
     kb = await open_kb()
     rows = await kb.store.db(
         suggestions_of_token,
@@ -59,10 +109,13 @@ async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
         limit=args.limit,
     )
     if not rows:
-        return "No suggestions found."
+        return ToolResult("No suggestions found.", {"suggestions": []})
     now_ms = timezone.now().timestamp() * 1000
     lines = [f"{len(rows)} suggestion(s), most recent first:"]
+    listed: list[SuggestionOutput] = []
     for row in rows:
+        said = discussion(row)
+        listed.append(_structured(row, said))
         target = f"{row.path} -> {row.new_path}" if row.new_path else row.path
         when = age(row.created.timestamp() * 1000, now_ms=now_ms)
         line = f"- {row.uid} {row.status.upper()} {row.kind} {target} ({when})"
@@ -80,6 +133,7 @@ async def list_suggestions(ctx: ToolContext, args: ListSuggestionsArgs) -> str:
             line += f"\n  Reviewer's note: {row.note}"
         if row.kind == "edit":
             line += "".join(f"\n  {preview}" for preview in hunk_previews(row))
-        line += "".join(f"\n  {said}" for said in discussion(row))
+        line += "".join(f"\n  {said_line}" for said_line in _said_lines(said))
         lines.append(line)
-    return "\n".join(lines)
+    data = ListSuggestionsOutput(suggestions=listed)
+    return ToolResult("\n".join(lines), data.model_dump(), tuple(row.path for row in rows))

@@ -3,12 +3,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from lensrelay.text.frontmatter import document_stats, split_frontmatter
 from mcp_tools.engines.properties import matches_properties, validate_property_query
 from mcp_tools.kb import open_kb
-from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.registry import ToolArgs, ToolContext, ToolError, ToolResult, tool
 
 
 class PropertySearchArgs(ToolArgs):
@@ -22,6 +22,18 @@ class PropertySearchArgs(ToolArgs):
     limit: int = Field(default=50, ge=1, le=1000, description="Maximum results (default 50)")
 
 
+class PropertyMatch(BaseModel):
+    path: str
+    frontmatter: dict[str, Any]
+    word_count: int
+
+
+class PropertySearchOutput(BaseModel):
+    properties: dict[str, Any]
+    matches: list[PropertyMatch]
+    count: int
+
+
 @tool(
     name="property_search",
     title="Find documents by frontmatter",
@@ -30,8 +42,9 @@ class PropertySearchArgs(ToolArgs):
         "Returns JSON with each match's path, frontmatter and word count."
     ),
     args=PropertySearchArgs,
+    output=PropertySearchOutput,
 )
-async def property_search(ctx: ToolContext, args: PropertySearchArgs) -> str:
+async def property_search(ctx: ToolContext, args: PropertySearchArgs) -> ToolResult:
     try:
         query = validate_property_query(args.properties)
     except ValueError as exc:
@@ -47,8 +60,6 @@ async def property_search(ctx: ToolContext, args: PropertySearchArgs) -> str:
             matches.append({"path": entry.user_path, "frontmatter": frontmatter, "word_count": words})
             if len(matches) >= args.limit:
                 break
-    return json.dumps(
-        {"properties": args.properties, "matches": matches, "count": len(matches)},
-        ensure_ascii=False,
-        indent=2,
-    )
+    result = {"properties": args.properties, "matches": matches, "count": len(matches)}
+    links = tuple(match["path"] for match in matches)
+    return ToolResult(json.dumps(result, ensure_ascii=False, indent=2), result, links)

@@ -1,17 +1,28 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from lensrelay.models import Document
 from lensrelay.text.frontmatter import document_stats, split_frontmatter
 from mcp_tools.kb import open_kb, target_of
-from mcp_tools.registry import ToolArgs, ToolContext, tool
+from mcp_tools.registry import ToolArgs, ToolContext, ToolResult, tool
 
 
 class ReadMetadataArgs(ToolArgs):
     file_path: str = Field(description="Path to the document (e.g. 'Lens/Photosynthesis.md')")
+
+
+class ReadMetadataOutput(BaseModel):
+    path: str
+    frontmatter: dict[str, Any]
+    stats: dict[str, Any] = Field(
+        description="words, characters, lines, headings, code_blocks, wikilinks, tasks, backlinks"
+    )
+    modified: str | None
+    frontmatter_error: str | None = None
 
 
 def _modified(doc_id: str) -> str | None:
@@ -27,8 +38,9 @@ def _modified(doc_id: str) -> str | None:
         "wikilinks, backlinks, modified time) without its full content. Returns JSON."
     ),
     args=ReadMetadataArgs,
+    output=ReadMetadataOutput,
 )
-async def read_metadata(ctx: ToolContext, args: ReadMetadataArgs) -> str:
+async def read_metadata(ctx: ToolContext, args: ReadMetadataArgs) -> ToolResult:
     kb = await open_kb()
     entry = kb.resolve(ctx, args.file_path)
     text = await kb.view_text(entry)
@@ -46,4 +58,4 @@ async def read_metadata(ctx: ToolContext, args: ReadMetadataArgs) -> str:
     }
     if error:
         result["frontmatter_error"] = error
-    return json.dumps(result, ensure_ascii=False, indent=2)
+    return ToolResult(json.dumps(result, ensure_ascii=False, indent=2), result, (entry.user_path,))

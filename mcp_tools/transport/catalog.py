@@ -30,7 +30,7 @@ class RichTool:
     read_only: bool = True
     fixture: bool = False
 
-    def definition(self) -> dict[str, Any]:
+    def definition(self, protocol_version: str | None = None) -> dict[str, Any]:
         definition: dict[str, Any] = {
             "name": self.name,
             "description": self.description,

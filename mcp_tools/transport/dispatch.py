@@ -23,9 +23,9 @@ from lensrelay.text.unicode_text import find_unencodable
 from mcp_tools import prompts
 from mcp_tools.callers import sessions
 from mcp_tools.notifications.subscriptions import TooManySubscriptions, subscription_add, subscription_remove
-from mcp_tools.registry import Tool, ToolError
+from mcp_tools.registry import NO_STRUCTURED_VERSIONS, Tool, ToolError, ToolResult
 from mcp_tools.resources import providers
-from mcp_tools.resources.documents import DOCUMENTS
+from mcp_tools.resources.documents import DOCUMENTS, document_uri
 from mcp_tools.transport import catalog
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.jsonrpc import (
@@ -100,7 +100,8 @@ async def discover(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
 
 async def list_tools(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
     # Every tool fits on one page; a cursor from another server generation is simply ignored.
-    return {"tools": [tool.definition() for tool in catalog.tools_for(scope.access)]}
+    version = scope.protocol_version
+    return {"tools": [tool.definition(version) for tool in catalog.tools_for(scope.access)]}
 
 
 ERROR_PREFIX = "Error: "
@@ -111,6 +112,24 @@ def tool_failure(text: str) -> dict[str, Any]:
     if not text.startswith(ERROR_PREFIX):
         text = ERROR_PREFIX + text
     return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+# A result lists at most this many notes as `resource_link` items (the text names them all).
+MAX_RESOURCE_LINKS = 50
+
+
+def tool_answer(answer: str | ToolResult, *, protocol_version: str) -> dict[str, Any]:
+    """A tools/call result: the text always; the data and the notes' links for clients that know them."""
+    if isinstance(answer, str):
+        return {"content": [{"type": "text", "text": answer}], "isError": False}
+    content: list[dict[str, Any]] = [{"type": "text", "text": answer.text}]
+    if protocol_version in NO_STRUCTURED_VERSIONS:
+        return {"content": content, "isError": False}
+    notes = [path for path in dict.fromkeys(answer.links) if path.endswith(".md")]
+    for path in notes[:MAX_RESOURCE_LINKS]:
+        link = {"type": "resource_link", "uri": document_uri(path), "name": path, "mimeType": "text/markdown"}
+        content.append(link)
+    return {"content": content, "structuredContent": answer.structured, "isError": False}
 
 
 async def call_tool(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
@@ -156,8 +175,8 @@ async def _call_tool(
         with acting_as(scope.access.actor.with_client(scope.client_name)):
             if isinstance(tool, Tool):
                 parsed = tool.parse(arguments)
-                text = await tool.handler(scope.tool_context(), parsed)
-                return {"content": [{"type": "text", "text": text}], "isError": False}
+                answer = await tool.handler(scope.tool_context(), parsed)
+                return tool_answer(answer, protocol_version=scope.protocol_version)
             return await tool.handler(scope, arguments)
     except ToolError as exc:
         return tool_failure(str(exc))

@@ -9,7 +9,7 @@ import pytest
 
 from lensrelay.access.auth import Access
 from lensrelay.vault.importexport import import_vault
-from mcp_tools.registry import REGISTRY, ToolContext, ToolError
+from mcp_tools.registry import REGISTRY, ToolContext, ToolError, ToolResult
 
 DEMO = Path(__file__).resolve().parents[3] / "lensrelay" / "demo_vault"
 
@@ -49,9 +49,12 @@ def call(monkeypatch: pytest.MonkeyPatch) -> Any:
         tool = REGISTRY[name]
         ctx = ToolContext(access=who or access(), session_key="test-session")
         try:
-            return await tool.handler(ctx, tool.parse(arguments)), False
+            answer = await tool.handler(ctx, tool.parse(arguments))
+            run.answers.append(answer)  # type: ignore[attr-defined]
+            return (answer.text if isinstance(answer, ToolResult) else answer), False
         except ToolError as exc:
             return str(exc), True
 
     run.log = log  # type: ignore[attr-defined]
+    run.answers = []  # type: ignore[attr-defined]
     return run
