@@ -116,7 +116,8 @@ async def tool_call(name: str, arguments: dict[str, Any]) -> str:
     ctx = ToolContext(
         access=Access(name="bench", role="view", folder_ids=None, token_id=None), session_key="b"
     )
-    return await tool.handler(ctx, tool.parse(arguments))
+    answer = await tool.handler(ctx, tool.parse(arguments))
+    return answer if isinstance(answer, str) else answer.text
 
 
 def distinct_queries(count: int, seed: int) -> list[str]:

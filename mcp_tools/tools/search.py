@@ -6,8 +6,8 @@ from lensrelay.search.index import SearchUnavailable, search_query
 from lensrelay.search.maintain import search_catch_up
 from lensrelay.search.query import QueryError, parse_query
 from mcp_tools.kb import open_kb
-from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
-from mcp_tools.tools.support.hybrid import full_text_depth, hybrid_results
+from mcp_tools.registry import ToolArgs, ToolContext, ToolError, ToolResult, tool
+from mcp_tools.tools.support.hybrid import SearchOutput, full_text_depth, hybrid_results
 from mcp_tools.tools.support.search_scope import require_query, search_scope
 
 DEFAULT_LIMIT = 20
@@ -45,8 +45,9 @@ class SearchArgs(ToolArgs):
         "expressions or exact line numbers."
     ),
     args=SearchArgs,
+    output=SearchOutput,
 )
-async def search(ctx: ToolContext, args: SearchArgs) -> str:
+async def search(ctx: ToolContext, args: SearchArgs) -> ToolResult:
     require_query(args.query, noun="search query", empty='Give words to look for, e.g. "photosynthesis".')
     try:
         parsed = parse_query(args.query)
@@ -70,5 +71,7 @@ async def search(ctx: ToolContext, args: SearchArgs) -> str:
     results = await hybrid_results(ctx, kb, scope, parsed, hits, limit=args.limit)
     if not results:
         where = f" in {args.path.strip('/')}" if args.path else ""
-        return f'No results for "{args.query}"{where}.'
-    return "\n".join([f"{len(results)} results:", *results])
+        return ToolResult(f'No results for "{args.query}"{where}.', {"results": []})
+    text = "\n".join([f"{len(results)} results:", *(found.render() for found in results)])
+    data = SearchOutput(results=results)
+    return ToolResult(text, data.model_dump(), tuple(found.path for found in results))

@@ -12,7 +12,8 @@ from lensrelay.text.frontmatter import split_frontmatter
 from mcp_tools.engines.passages import passage_excerpt, passage_location
 from mcp_tools.engines.properties import matches_properties, validate_property_query
 from mcp_tools.kb import open_kb
-from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.registry import ToolArgs, ToolContext, ToolError, ToolResult, tool
+from mcp_tools.tools.support.hybrid import Found, SearchOutput, by_meaning
 from mcp_tools.tools.support.search_scope import notes_in_scope, require_query, search_scope
 
 logger = logging.getLogger(__name__)
@@ -39,9 +40,10 @@ class SemanticSearchArgs(ToolArgs):
         "(open it with read's offset and limit). Use search for exact words, grep for patterns."
     ),
     args=SemanticSearchArgs,
+    output=SearchOutput,
     offered_when=semantic_enabled,
 )
-async def semantic_search(ctx: ToolContext, args: SemanticSearchArgs) -> str:
+async def semantic_search(ctx: ToolContext, args: SemanticSearchArgs) -> ToolResult:
     require_query(args.query, noun="query", empty="Describe what you are looking for.")
     try:
         filters = validate_property_query(args.filters) if args.filters is not None else None
@@ -57,6 +59,7 @@ async def semantic_search(ctx: ToolContext, args: SemanticSearchArgs) -> str:
     if ranking is None:
         raise ToolError("Error: Semantic search is not enabled on this server. Use search instead.")
     blocks: list[str] = []
+    found: list[Found] = []
     for match in ranking:
         entry = kb.index.by_doc_id(match.doc_id)
         if entry is None:
@@ -65,6 +68,7 @@ async def semantic_search(ctx: ToolContext, args: SemanticSearchArgs) -> str:
         if filters is not None and not matches_properties(split_frontmatter(text)[0], filters):
             continue
         title = document_title(entry.path)
+        found.append(by_meaning(entry.user_path, text, match))
         blocks.append(
             f"\n## {title} ({entry.user_path})\n{passage_location(match)}\n{passage_excerpt(text, match)}"
         )
@@ -72,5 +76,6 @@ async def semantic_search(ctx: ToolContext, args: SemanticSearchArgs) -> str:
             break
     if not blocks:
         where = f" in {args.path.strip('/')}" if args.path else ""
-        return f'No results for "{args.query}"{where}.'
-    return "\n".join([f"{len(blocks)} results:", *blocks])
+        return ToolResult(f'No results for "{args.query}"{where}.', {"results": []})
+    text = "\n".join([f"{len(blocks)} results:", *blocks])
+    return ToolResult(text, SearchOutput(results=found).model_dump(), tuple(f.path for f in found))

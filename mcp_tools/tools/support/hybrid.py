@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import logging
 from itertools import islice
+from typing import Literal
 
 from django.conf import settings
+from pydantic import BaseModel, Field
 
 from lensrelay.search.query import ParsedQuery
 from lensrelay.search.rows import Hit, document_title
@@ -26,6 +28,26 @@ logger = logging.getLogger(__name__)
 
 # How deep each ranking is read before fusing.
 FUSION_DEPTH = 50
+
+
+class Found(BaseModel):
+    """One result of `search` or `semantic_search`, as data; `render` is its text."""
+
+    title: str
+    path: str
+    snippet: str
+    match: Literal["words", "meaning"] = Field(description="Found by its words, or by meaning only")
+    location: str | None = Field(default=None, description="Where the passage found by meaning is")
+
+    def render(self) -> str:
+        head = f"\n## {self.title} ({self.path})"
+        if self.match == "words":
+            return head + (f"\n{self.snippet}" if self.snippet else "")
+        return f"{head}\n{self.snippet}\n(by meaning: {self.location})"
+
+
+class SearchOutput(BaseModel):
+    results: list[Found]
 
 
 def full_text_depth(limit: int) -> int:
@@ -45,8 +67,8 @@ async def hybrid_results(
     hits: list[Hit],
     *,
     limit: int,
-) -> list[str]:
-    """The rendered results, best first: `## title (path)` and a snippet each."""
+) -> list[Found]:
+    """The results, best first (each renders as `## title (path)` and a snippet)."""
     by_id = {hit.doc_id: hit for hit in hits}
     notes = notes_in_scope(ctx, kb, scope) if semantic_enabled() else {}
     try:
@@ -56,7 +78,7 @@ async def hybrid_results(
         logger.exception("semantic ranking failed; answering with full-text results only")
         ranking = None
     if ranking is None:
-        return [_render_hit(hit) for hit in hits[:limit]]
+        return [_hit(hit) for hit in hits[:limit]]
     semantic = list(islice(ranking, FUSION_DEPTH))
     if parsed.excluded:  # excluding a word is about exact words: nothing is added by meaning alone
         semantic = [match for match in semantic if match.doc_id in by_id]
@@ -69,21 +91,24 @@ async def hybrid_results(
     added = [item.match for item in fused if not item.full_text and item.match is not None]
     entries = [entry for match in added if (entry := kb.index.by_doc_id(match.doc_id)) is not None]
     texts = await kb.view_texts(entries)
-    blocks: list[str] = []
+    found: list[Found] = []
     for item in fused:
         if item.full_text:
-            blocks.append(_render_hit(by_id[item.doc_id]))
+            found.append(_hit(by_id[item.doc_id]))
         elif item.match is not None and item.doc_id in texts:
-            blocks.append(_render_meaning(notes[item.doc_id], texts[item.doc_id], item.match))
-    return blocks
+            found.append(by_meaning(notes[item.doc_id], texts[item.doc_id], item.match))
+    return found
 
 
-def _render_hit(hit: Hit) -> str:
-    return f"\n## {hit.title} ({hit.user_path})" + (f"\n{hit.snippet}" if hit.snippet else "")
+def _hit(hit: Hit) -> Found:
+    return Found(title=hit.title, path=hit.user_path, snippet=hit.snippet or "", match="words")
 
 
-def _render_meaning(user_path: str, text: str, match: PassageMatch) -> str:
-    title = document_title(user_path)
-    return (
-        f"\n## {title} ({user_path})\n{passage_excerpt(text, match)}\n(by meaning: {passage_location(match)})"
+def by_meaning(user_path: str, text: str, match: PassageMatch) -> Found:
+    return Found(
+        title=document_title(user_path),
+        path=user_path,
+        snippet=passage_excerpt(text, match),
+        match="meaning",
+        location=passage_location(match),
     )

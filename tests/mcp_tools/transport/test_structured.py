@@ -25,8 +25,9 @@ STRUCTURED = {
     "property_search": {"properties": {"tags": "biology"}},
     "list_suggestions": {},
     "list_threads": {},
+    "search": {"query": "photosynthesis"},
 }
-LISTING = {"glob", "get_links", "read_metadata"}
+LISTING = {"glob", "get_links", "read_metadata", "search"}
 
 
 @pytest.fixture
