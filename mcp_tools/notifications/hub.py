@@ -22,7 +22,7 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -256,10 +256,24 @@ class StreamBody:
     """The body of one GET stream's response. Django calls `close()` when the response is over (maybe
     from a worker thread): the stream then leaves the hub."""
 
-    def __init__(self, hub: StreamHub, stream: Stream, *, retry_ms: int) -> None:
+    def __init__(
+        self,
+        hub: StreamHub,
+        stream: Stream,
+        *,
+        retry_ms: int,
+        first: Sequence[dict[str, Any]] = (),
+        shape: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+        ended: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """``first``: messages sent before any event; ``shape``: each event's message as sent (None: not
+        sent); ``ended``: awaited once the stream is over (a `subscriptions/listen` stream's clean-up)."""
         self.hub = hub
         self.stream = stream
         self.retry_ms = retry_ms
+        self.first = first
+        self.shape = shape
+        self.ended = ended
         self._loop = hub.store.loop
 
     def __aiter__(self) -> AsyncIterator[bytes]:
@@ -276,6 +290,8 @@ class StreamBody:
         sent_at: dict[str, float] = {}
         try:
             yield f"id: {stream.cursor}\nretry: {self.retry_ms}\nevent: message\ndata: \n\n".encode()
+            for message in self.first:
+                yield sse_frame(None, message)
             while True:
                 timeout = ping
                 if deadline is not None:
@@ -296,11 +312,15 @@ class StreamBody:
                     key = coalesce_key(message)
                     if key is not None:
                         sent_at[key] = now
-                    yield sse_frame(seq, message)
+                    shaped = message if self.shape is None else self.shape(message)
+                    if shaped is not None:
+                        yield sse_frame(seq, shaped)
                 if finished:
                     return
         finally:
             self.hub.close(stream)
+            if self.ended is not None:
+                self.hub.store.spawn(self.ended())
 
     async def _settle(self, batch: list[Event], sent_at: dict[str, float]) -> tuple[list[Event], bool]:
         """Hold a batch back while it repeats a notification sent less than DEBOUNCE_SECONDS ago,

@@ -59,11 +59,9 @@ CACHE_TTL_MS = {
 
 
 def server_capabilities(*, stateless: bool) -> dict[str, Any]:
-    # Handshake-era sessions hear of changes on their GET stream (mcp_tools.notifications); the stateless
-    # era has no session to send them to.
-    resources_capability: dict[str, Any] = (
-        {"listChanged": False} if stateless else {"subscribe": True, "listChanged": True}
-    )
+    # Handshake-era sessions hear of changes on their GET stream (mcp_tools.notifications), stateless
+    # clients on a `subscriptions/listen` stream (mcp_tools.transport.subscribing).
+    resources_capability: dict[str, Any] = {"subscribe": True, "listChanged": True}
     capabilities: dict[str, Any] = {
         "tools": {"listChanged": False},
         "resources": resources_capability,

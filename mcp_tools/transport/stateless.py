@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponseBase
 
 from lensrelay.access.auth import Access
 from mcp_tools.callers.sessions import LOG_LEVELS
-from mcp_tools.transport import dispatch
+from mcp_tools.transport import dispatch, subscribing
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.exchange import Outbox, answer
 from mcp_tools.transport.headers import (
@@ -133,6 +133,16 @@ async def post(request: HttpRequest, *, access: Access, accepts: Accepts, body: 
         log_level=log_level if log_level in LOG_LEVELS else None,
         progress_token=progress_token if isinstance(progress_token, str | int) else None,
     )
+    if message.method == subscribing.METHOD:
+        if not accepts.sse:
+            return _reject(
+                RpcError(
+                    INVALID_REQUEST, "subscriptions/listen answers with a stream: accept text/event-stream."
+                ),
+                message.id,
+            )
+        opened = await subscribing.listen(scope, message.params or {})
+        return _reject(opened, message.id) if isinstance(opened, RpcError) else opened
     return await answer(
         dispatch.run_request(scope, message), outbox=outbox, accepts=accepts, status_of=status_of
     )
