@@ -34,3 +34,5 @@ class McpToolsConfig(AppConfig):
 
         if importlib.util.find_spec("mcp_tools.tools") is not None:
             importlib.import_module("mcp_tools.tools")
+            # The knowledge base's prompts use the tools' listings.
+            importlib.import_module("mcp_tools.prompt_library")

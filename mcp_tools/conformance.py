@@ -341,20 +341,20 @@ def _user(content: dict[str, Any]) -> dict[str, Any]:
     return {"role": "user", "content": content}
 
 
-async def _simple(arguments: dict[str, str]) -> list[dict[str, Any]]:
+async def _simple(ctx: ToolContext, arguments: dict[str, str]) -> list[dict[str, Any]]:
     return [_user(text("This is a simple prompt for testing."))]
 
 
-async def _with_arguments(arguments: dict[str, str]) -> list[dict[str, Any]]:
+async def _with_arguments(ctx: ToolContext, arguments: dict[str, str]) -> list[dict[str, Any]]:
     return [_user(text(f"Prompt with arguments: arg1='{arguments['arg1']}', arg2='{arguments['arg2']}'"))]
 
 
-async def _complete_arguments(argument: str, prefix: str) -> list[str]:
+async def _complete_arguments(ctx: ToolContext, argument: str, prefix: str) -> list[str]:
     choices = {"arg1": ["paris", "park", "party", "test", "testing"], "arg2": ["world", "word", "work"]}
     return [choice for choice in choices.get(argument, []) if choice.startswith(prefix)]
 
 
-async def _with_embedded_resource(arguments: dict[str, str]) -> list[dict[str, Any]]:
+async def _with_embedded_resource(ctx: ToolContext, arguments: dict[str, str]) -> list[dict[str, Any]]:
     resource = {
         "uri": arguments["resourceUri"],
         "mimeType": "text/plain",
@@ -366,7 +366,7 @@ async def _with_embedded_resource(arguments: dict[str, str]) -> list[dict[str, A
     ]
 
 
-async def _with_image(arguments: dict[str, str]) -> list[dict[str, Any]]:
+async def _with_image(ctx: ToolContext, arguments: dict[str, str]) -> list[dict[str, Any]]:
     return [
         _user({"type": "image", "data": PNG_B64, "mimeType": "image/png"}),
         _user(text("Please analyze the image above.")),

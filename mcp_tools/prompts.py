@@ -1,5 +1,7 @@
-"""MCP prompts and argument completion. Only the conformance fixtures define prompts so far, so fixture
-prompts are offered only while LENSRELAY_MCP_CONFORMANCE_FIXTURES is on."""
+"""MCP prompts and argument completion: the registry. The knowledge base's prompts are in
+`mcp_tools.prompt_library`; the conformance fixtures' are offered only while
+LENSRELAY_MCP_CONFORMANCE_FIXTURES is on. Prompts render and complete for the caller (`ToolContext`): only
+what its token's folders hold."""
 
 from __future__ import annotations
 
@@ -9,8 +11,12 @@ from typing import Any
 
 from django.conf import settings
 
-Renderer = Callable[[dict[str, str]], Awaitable[list[dict[str, Any]]]]
-Completer = Callable[[str, str], Awaitable[list[str]]]
+from mcp_tools.registry import ToolContext
+
+Renderer = Callable[[ToolContext, dict[str, str]], Awaitable[list[dict[str, Any]]]]
+Completer = Callable[[ToolContext, str, str], Awaitable[list[str]]]
+# Completes `ref/resource` arguments: (caller, URI template, argument name, typed prefix) -> values.
+ResourceCompleter = Callable[[ToolContext, str, str, str], Awaitable[list[str]]]
 
 MAX_COMPLETIONS = 100
 
@@ -75,7 +81,7 @@ def list_prompts() -> dict[str, Any]:
     return {"prompts": [prompt.definition() for prompt in offered_prompts()]}
 
 
-async def get_prompt(name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+async def get_prompt(ctx: ToolContext, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
     prompt = find_prompt(name)
     if prompt is None:
         known = ", ".join(p.name for p in offered_prompts()) or "none"
@@ -88,17 +94,28 @@ async def get_prompt(name: str, arguments: dict[str, Any] | None) -> dict[str, A
         problems = [f"unknown argument {name!r}" for name in unknown]
         problems += [f"missing required argument {name!r}" for name in missing]
         raise PromptError(f"Invalid arguments for prompt {prompt.name}: " + "; ".join(problems) + ".")
-    result: dict[str, Any] = {"description": prompt.description, "messages": await prompt.render(given)}
+    result: dict[str, Any] = {"description": prompt.description, "messages": await prompt.render(ctx, given)}
     return result
 
 
-async def complete(ref: dict[str, Any], argument: dict[str, Any]) -> dict[str, Any]:
+_resource_completers: list[ResourceCompleter] = []
+
+
+def register_resource_completer(completer: ResourceCompleter) -> None:
+    _resource_completers.append(completer)
+
+
+async def complete(ctx: ToolContext, ref: dict[str, Any], argument: dict[str, Any]) -> dict[str, Any]:
     """A `completion/complete` result; references we cannot complete get no suggestions."""
     values: list[str] = []
+    name, prefix = str(argument.get("name", "")), str(argument.get("value", ""))
     if ref.get("type") == "ref/prompt":
         prompt = find_prompt(str(ref.get("name", "")))
         if prompt is not None and prompt.complete is not None:
-            values = await prompt.complete(str(argument.get("name", "")), str(argument.get("value", "")))
+            values = await prompt.complete(ctx, name, prefix)
+    elif ref.get("type") == "ref/resource":
+        for completer in _resource_completers:
+            values += await completer(ctx, str(ref.get("uri", "")), name, prefix)
     return {
         "completion": {
             "values": values[:MAX_COMPLETIONS],

@@ -245,13 +245,13 @@ async def list_prompts(scope: CallScope, params: dict[str, Any]) -> dict[str, An
 
 async def get_prompt(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
     try:
-        return await prompts.get_prompt(params["name"], params.get("arguments"))
+        return await prompts.get_prompt(scope.tool_context(), params["name"], params.get("arguments"))
     except prompts.PromptError as exc:
         raise RpcError(INVALID_PARAMS, str(exc)) from exc
 
 
 async def complete(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
-    return await prompts.complete(params["ref"], params["argument"])
+    return await prompts.complete(scope.tool_context(), params["ref"], params["argument"])
 
 
 SHARED_METHODS: dict[str, Handler] = {

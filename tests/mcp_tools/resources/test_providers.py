@@ -213,10 +213,12 @@ async def test_prompts_and_completion(mcp: Mcp, settings: Any) -> None:
     assert completion.result["completion"]["values"] == ["paris", "park", "party"]
 
 
-async def test_no_prompts_outside_the_test_configuration(mcp: Mcp, settings: Any) -> None:
+async def test_no_fixture_prompts_outside_the_test_configuration(mcp: Mcp, settings: Any) -> None:
     settings.LENSRELAY_MCP_CONFORMANCE_FIXTURES = False
     session = await mcp.initialize()
-    assert (await mcp.request("prompts/list", session=session)).result == {"prompts": []}
+    listed = (await mcp.request("prompts/list", session=session)).result["prompts"]
+    wire.validate_server_result("prompts/list", HANDSHAKE, {"prompts": listed})
+    assert [p["name"] for p in listed] == ["review_feedback", "summarize_changes", "fix_broken_links"]
     completion = await mcp.request(
         "completion/complete",
         {"ref": {"type": "ref/prompt", "name": "test_simple_prompt"}, "argument": {"name": "a", "value": ""}},
