@@ -87,8 +87,9 @@ async def measure(args: argparse.Namespace, prepared: Any) -> list[Phase]:
                     )
                     phases.append(phase)
                     progress(
-                        f"round {round_number + 1} {tool:<6} {version}: p50 {1000 * phase.percentile(50):.1f} ms "
-                        f"p99 {1000 * phase.percentile(99):.1f} ms errors {len(phase.errors)}"
+                        f"round {round_number + 1} {tool:<6} {version}: "
+                        f"p50 {1000 * phase.percentile(50):.1f} ms p99 {1000 * phase.percentile(99):.1f} ms "
+                        f"errors {len(phase.errors)}"
                     )
     finally:
         for group in sessions.values():
