@@ -126,7 +126,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--phase-seconds", type=float, default=60.0)
-    parser.add_argument("--keep", action="store_true")
     harness.add_source_arguments(parser)
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="lensrelay-bench-structured-"))
