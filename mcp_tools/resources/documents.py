@@ -19,6 +19,7 @@ import base64
 import binascii
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote, unquote
 
 from lensrelay.vault.paths import DocEntry
@@ -31,9 +32,11 @@ MIME_TYPE = "text/markdown"
 PAGE_SIZE = 100
 
 
+@lru_cache(maxsize=8192)
 def document_uri(user_path: str) -> str:
-    """`Lens/Über Photosynthese.md` -> `lens://Lens/%C3%9Cber%20Photosynthese.md`."""
-    return SCHEME + "/".join(quote(segment, safe="") for segment in user_path.split("/"))
+    """`Lens/Über Photosynthese.md` -> `lens://Lens/%C3%9Cber%20Photosynthese.md`. Each segment is encoded
+    (no segment holds `/`); remembered, as results list the same notes again and again."""
+    return SCHEME + quote(user_path, safe="/")
 
 
 def path_of_uri(uri: str) -> str | None:
