@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from lensrelay.vault.trash import linking_notes
 from mcp_tools.kb import open_kb
 from mcp_tools.registry import ToolArgs, ToolContext, ToolError, tool
+from mcp_tools.tools.support.confirming import confirm_forced_delete
 from mcp_tools.tools.support.writing import COMMENT_DESCRIPTION, proposer, writable_entry
 from suggestions.errors import SuggestionError
 from suggestions.lifecycle.moving import suggestion_propose_delete
@@ -26,7 +28,8 @@ class DeleteArgs(ToolArgs):
     title="Suggest deleting a document",
     description=(
         "Suggests deleting a document; if a reviewer accepts, it moves to its folder's trash (restorable). "
-        "Refused while other notes link to it, listing them, unless force is set."
+        "Refused while other notes link to it, listing them, unless force is set; a forced delete is "
+        "confirmed with the person first where the client can ask them (elicitation)."
     ),
     args=DeleteArgs,
     read_only=False,
@@ -36,6 +39,12 @@ class DeleteArgs(ToolArgs):
 async def delete(ctx: ToolContext, args: DeleteArgs) -> str:
     kb = await open_kb()
     entry = writable_entry(ctx, kb, args.file_path)
+    confirmed = ""
+    if args.force:
+        linking = await linking_notes(kb.store, doc_ids=[entry.doc_id], access=ctx.access)
+        if linking:
+            paths = [e.user_path for e in linking]
+            confirmed = await confirm_forced_delete(ctx, path=entry.user_path, linking=paths)
     try:
         suggestion = await suggestion_propose_delete(
             store=kb.store,
@@ -47,4 +56,7 @@ async def delete(ctx: ToolContext, args: DeleteArgs) -> str:
         )
     except SuggestionError as exc:
         raise ToolError(str(exc)) from exc
-    return f"Suggested deleting {entry.user_path} for human review (suggestion {suggestion.uid}, pending)."
+    return (
+        f"Suggested deleting {entry.user_path} for human review (suggestion {suggestion.uid}, pending)."
+        + confirmed
+    )
