@@ -14,7 +14,7 @@ from suggestions.kinds import MARKED_KINDS
 from suggestions.markup.accepted_view import build_accepted_view
 from suggestions.markup.criticmarkup import Change, contains_delimiters, mark_id
 from suggestions.markup.integrity import markup_mismatch
-from suggestions.models import Suggestion, Thread
+from suggestions.models import Suggestion, Thread, ThreadComment
 
 EDIT_KINDS = frozenset({"replace", "insert", "delete", "substitution"})
 _LEFTOVER_METADATA = "}@@"  # the end of a mark's metadata, left in text when its opening was deleted
@@ -69,6 +69,15 @@ def threads_in_folders(
     if status:
         rows = rows.filter(status=status)
     return list(rows.order_by("-updated", "-pk")[:limit])
+
+
+def threads_mentioning(*, username: str, limit: int = 100) -> list[Thread]:
+    """Open threads in which a comment @mentions ``username``, the one changed last first. (Mentions are a
+    JSON list, which SQLite cannot search inside: the comments that mention anyone are read.)"""
+    mentioning = ThreadComment.objects.filter(thread__status=Thread.Status.OPEN).exclude(mentions=[])
+    pks = {pk for pk, names in mentioning.values_list("thread_id", "mentions") if username in (names or [])}
+    rows = Thread.objects.filter(pk__in=pks).prefetch_related("comments").order_by("-updated", "-pk")
+    return list(rows[:limit])
 
 
 def thread_in_folders(*, uid: str, folder_ids: frozenset[int] | None) -> Thread | None:

@@ -7,6 +7,7 @@ from typing import Any
 from django import template
 from django.urls import reverse
 
+from lensrelay.access.auth import access_for_user
 from suggestions.permissions import can_review
 from suggestions.review.review_page import age_of, document_review
 from suggestions.selectors import (
@@ -15,6 +16,7 @@ from suggestions.selectors import (
     pending_count_of_document,
     pending_of_folder,
     review_inbox_count,
+    threads_mentioning,
 )
 
 register = template.Library()
@@ -74,9 +76,15 @@ def folder_pending(folder_id: int) -> dict[str, Any]:
 
 @register.inclusion_tag("admin/suggestions/review/inbox_link.html", takes_context=True)
 def review_inbox_link(context: dict[str, Any]) -> dict[str, Any]:
-    """The header's link to the review inbox, with how many suggestions wait: for reviewers only."""
+    """The header's link to the inbox, with how much waits: pending suggestions for reviewers, and for
+    whoever reads notes the open threads that mention them (shown once there is one)."""
     request = context.get("request")
     user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated or not can_review(user):
+    if user is None or not user.is_authenticated:
         return {"url": ""}
-    return {"url": reverse("admin:suggestions_suggestion_inbox"), "count": review_inbox_count()}
+    reviews = can_review(user)
+    mentions = len(threads_mentioning(username=user.get_username())) if access_for_user(user) else 0
+    if not reviews and not mentions:
+        return {"url": ""}
+    count = (review_inbox_count() if reviews else 0) + mentions
+    return {"url": reverse("admin:suggestions_suggestion_inbox"), "count": count}

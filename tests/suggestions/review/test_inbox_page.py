@@ -59,3 +59,43 @@ async def test_an_empty_inbox_says_so(reviewer: AsyncClient) -> None:
         '<a href="/admin/suggestions/suggestion/inbox/" id="inbox-link">Inbox</a>'
         in (await reviewer.get("/admin/")).content.decode()
     )
+
+
+async def test_open_threads_that_mention_a_person_wait_in_their_inbox(store: Any, fox: Any) -> None:
+    """Mentions reach whoever reads notes, reviewer or not; the header counts them; a resolved thread, a
+    thread mentioning someone else and hostile text do not leak."""
+    from lensrelay.vault.paths import path_index
+    from suggestions.lifecycle.commenting import Commenter, thread_resolve, thread_start
+    from suggestions.models import Thread
+
+    reader = await client_for("rudi", "view_document")
+    assert 'id="inbox-link"' not in (await reader.get("/admin/")).content.decode()
+    index = path_index(store)
+    await index.ensure()
+    entry = index.by_doc_id(fox.doc_id)
+    mentioned = await thread_start(
+        store=store,
+        entry=entry,
+        commenter=Commenter(author="ana"),
+        passage="lazy dog",
+        body="@rudi is this <script>window.__xss = 1</script> right?",
+    )
+    await thread_start(
+        store=store,
+        entry=entry,
+        commenter=Commenter(author="ana"),
+        passage="quick brown",
+        body="@someone else",
+    )
+    resolved = await thread_start(
+        store=store, entry=entry, commenter=Commenter(author="ana"), passage="jumps", body="@rudi done?"
+    )
+    await thread_resolve(store=store, thread=resolved, commenter=Commenter(author="ana"), resolved=True)
+    page = (await reader.get(INBOX)).content.decode()
+    assert re.findall(r'<li id="mention-(\w+)"', page) == [mentioned.uid]
+    assert f'href="{CHANGELIST}document/{fox.doc_id}/edit/#thread-{mentioned.uid}"' in page
+    assert "&lt;script&gt;" in page and "<script>window.__xss" not in page
+    header = (await reader.get("/admin/")).content.decode()
+    assert re.search(r'id="inbox-link">Inbox <span class="inbox-count">\(1\)', header)
+    await sync_to_async(Thread.objects.filter(uid=mentioned.uid).update)(status="resolved")
+    assert 'id="inbox-link"' not in (await reader.get("/admin/")).content.decode()
