@@ -30,6 +30,7 @@ from suggestions.review import (
     admin_views,
     editor_page,
     editor_tree,
+    email_page,
     inbox_page,
     review_page,
     rollback_page,
@@ -257,6 +258,11 @@ class SuggestionAdmin(ModelAdmin):
             self.admin_site.admin_view(lambda r: inbox_page.inbox_view(self, r)),
             name="suggestions_suggestion_inbox",
         )
+        email = path(
+            "email/",
+            self.admin_site.admin_view(lambda r: email_page.email_view(self, r)),
+            name="suggestions_suggestion_email",
+        )
         rollback = path(
             "rollback/",
             self.admin_site.admin_view(lambda r: rollback_page.rollback_view(self, r)),
@@ -316,7 +322,7 @@ class SuggestionAdmin(ModelAdmin):
                 name="suggestions_suggestion_editor_tree_action",
             ),
         ]
-        return [*editor, way_in, inbox, rollback, decide, undo, *review, *super().get_urls()]
+        return [*editor, way_in, inbox, email, rollback, decide, undo, *review, *super().get_urls()]
 
     def undo_view(self, request: HttpRequest, uid: str) -> HttpResponse:
         return admin_views.undo_view(self, request, uid)

@@ -14,7 +14,7 @@ class SuggestionsConfig(AppConfig):
         from lensrelay.sync.suggesting import set_suggesting_rule
         from lensrelay.vault.importexport import set_export_addition
         from suggestions import webhooks  # noqa: F401
-        from suggestions.lifecycle import commenting, follow, purging, restoring  # noqa: F401
+        from suggestions.lifecycle import commenting, emailing, follow, purging, restoring  # noqa: F401
         from suggestions.lifecycle.suggesting import PeopleSuggesting
         from suggestions.markup.accepted_view import accepted_text
         from suggestions.metrics import connect_metrics

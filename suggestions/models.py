@@ -214,3 +214,40 @@ class ThreadComment(models.Model):
 
     def __str__(self) -> str:
         return f"Comment {self.uid} by {self.author}"
+
+
+class EmailChoice(models.Model):
+    """How a person wants to hear by email of what waits for them (suggestions to review, mentions)."""
+
+    class Frequency(models.TextChoices):
+        AT_ONCE = "at_once", "At once"
+        HOURLY = "hourly", "An hourly digest"
+        DAILY = "daily", "A daily digest"
+        NEVER = "never", "Never"
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="email_choice"
+    )
+    frequency = models.CharField(max_length=8, choices=Frequency.choices, default=Frequency.DAILY)
+    # At once: what was made after this has not been told yet.
+    told_until = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.get_frequency_display()}"
+
+
+class EmailMessage(models.Model):
+    """The outbox: one row per message, made once (its `key` is unique) and sent by the derive process."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200, unique=True, help_text="What the message is about: made once")
+    to = models.EmailField()
+    subject = models.CharField(max_length=300)
+    body = models.TextField()
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+    sent_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.subject} to {self.to}"
