@@ -66,7 +66,6 @@ async def test_open_threads_that_mention_a_person_wait_in_their_inbox(store: Any
     thread mentioning someone else and hostile text do not leak."""
     from lensrelay.vault.paths import path_index
     from suggestions.lifecycle.commenting import Commenter, thread_resolve, thread_start
-    from suggestions.models import Thread
 
     reader = await client_for("rudi", "view_document")
     assert 'id="inbox-link"' not in (await reader.get("/admin/")).content.decode()
@@ -97,5 +96,5 @@ async def test_open_threads_that_mention_a_person_wait_in_their_inbox(store: Any
     assert "&lt;script&gt;" in page and "<script>window.__xss" not in page
     header = (await reader.get("/admin/")).content.decode()
     assert re.search(r'id="inbox-link">Inbox <span class="inbox-count">\(1\)', header)
-    await sync_to_async(Thread.objects.filter(uid=mentioned.uid).update)(status="resolved")
+    await thread_resolve(store=store, thread=mentioned, commenter=Commenter(author="ana"), resolved=True)
     assert 'id="inbox-link"' not in (await reader.get("/admin/")).content.decode()
