@@ -243,6 +243,11 @@ class SuggestionAdmin(ModelAdmin):
                 name="suggestions_suggestion_review_state",
             ),
             path(
+                "document/<str:doc_id>/review/thread/",
+                self.admin_site.admin_view(lambda r, doc_id: review_page.thread_post_view(self, r, doc_id)),
+                name="suggestions_suggestion_review_thread",
+            ),
+            path(
                 "document/<str:doc_id>/decide-all/",
                 self.admin_site.admin_view(self.decide_all_view),
                 name="suggestions_suggestion_decide_all",

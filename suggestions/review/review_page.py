@@ -1,5 +1,6 @@
 """The review page of one document: the note rendered with its pending suggestions in place, a card per
-suggestion with Accept / Reject, Accept all / Reject all, and the next document waiting for review.
+suggestion with Accept / Reject (and its discussion), Accept all / Reject all, the note's comment threads,
+and the next document waiting for review.
 
 Views stay thin: the page's content comes from ``document_review`` (a plain function of the stored text
 and the rows), decisions from the services in ``suggestions.lifecycle.deciding``.
@@ -8,14 +9,16 @@ and the rows), decisions from the services in ``suggestions.lifecycle.deciding``
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from django.contrib import messages
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
@@ -25,16 +28,27 @@ from django.utils.timesince import timesince
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.offload import offloaded_sync
+from lensrelay.docstore.store import DocStore, run_on_store
 from lensrelay.links.resolve import LinkTarget
 from lensrelay.models import Document
+from suggestions.errors import SuggestionError
 from suggestions.kinds import rules_of
+from suggestions.lifecycle.commenting import (
+    MAX_COMMENT_CHARS,
+    Commenter,
+    suggestion_thread,
+    thread_reply,
+    thread_resolve,
+)
 from suggestions.lifecycle.deciding import Decision, suggestion_bulk
+from suggestions.lifecycle.planning import refuse_delimiters
 from suggestions.lifecycle.undoing import recent_decisions, undo_window
 from suggestions.markup.criticmarkup import Change, parse_changes
 from suggestions.markup.diff import unified_diff
 from suggestions.markup.integrity import markup_mismatch
+from suggestions.markup.threads import thread_of
 from suggestions.markup.undo_record import located
-from suggestions.models import Suggestion
+from suggestions.models import Suggestion, Thread, ThreadComment
 from suggestions.permissions import can_review
 from suggestions.review.rendering import (
     FolderLinks,
@@ -44,6 +58,7 @@ from suggestions.review.rendering import (
     shown_changes,
     suggestion_uid,
 )
+from suggestions.review.thread_views import may_comment, may_resolve, threads_of_document
 from suggestions.selectors import next_document_with_pending, pending_of_document, stale_of_document
 
 NOTE_MAX_CHARS = 2000
@@ -58,6 +73,25 @@ NO_REVIEW_REASON = (
 
 
 @dataclass
+class ShownComment:
+    comment: ThreadComment
+    age: str
+
+
+@dataclass
+class ShownThread:
+    """A comment thread as the page shows it: in the Comments section, or under its suggestion's card."""
+
+    thread: Thread
+    comments: list[ShownComment]
+    decided: str = ""  # a decided suggestion's discussion: what became of it ("accepted")
+
+    @property
+    def resolved(self) -> bool:
+        return self.thread.status == Thread.Status.RESOLVED
+
+
+@dataclass
 class Card:
     """One suggestion beside the note: pending, or stale while its (broken) markup is still in the note."""
 
@@ -68,6 +102,7 @@ class Card:
     comment: str
     diff: str = ""  # a file replacement's change (the file holds no markup to show it in place)
     stale_reason: str = ""  # why a stale suggestion cannot be accepted or rejected as proposed
+    discussion: ShownThread | None = None  # its thread, once someone replied to it
 
     @property
     def stale(self) -> bool:
@@ -105,6 +140,11 @@ class DocumentReview:
     version: str = ""
     pending: int = 0
     recent: list[RecentDecision] = field(default_factory=list)
+    threads: list[ShownThread] = field(default_factory=list)  # the Comments section, open ones first
+
+    @property
+    def open_threads(self) -> int:
+        return sum(1 for shown in self.threads if not shown.resolved)
 
     @property
     def decidable(self) -> int:
@@ -196,6 +236,7 @@ def document_review(*, doc_id: str, unless_version: str | None = None, render: b
                 raw or "",
                 *(f"{s.uid}:{s.status}" for s in [*pending, *stale]),
                 *(f"{s.uid}:{s.status}" for s in decided),
+                *_thread_states(doc_id),
             ]
         ).encode()
     ).hexdigest()[:16]
@@ -211,7 +252,9 @@ def document_review(*, doc_id: str, unless_version: str | None = None, render: b
     shown = rendered.changes if rendered else shown_changes(raw) if raw is not None and markdown else []
     comments: dict[str, str] = {}
     for change in shown:
-        comments.setdefault(suggestion_uid(change), change_summary(change)["comment"])
+        # The comment touching a suggestion is its reason, unless it is the first of its discussion.
+        reason = change.comment is not None and thread_of(change.comment) is None
+        comments.setdefault(suggestion_uid(change), change_summary(change)["comment"] if reason else "")
     cards = [
         Card(
             s,
@@ -236,7 +279,38 @@ def document_review(*, doc_id: str, unless_version: str | None = None, render: b
         fingerprint,
         pending=len(pending),
         recent=_recent(decided, numbering),
+        threads=_shown_threads(doc_id, cards) if render else [],  # Accept all shows the cards only
     )
+
+
+def _thread_states(doc_id: str) -> list[str]:
+    """What changes a thread as the page shows it (a comment, a resolution, its passage), for the version:
+    a reply to a detached thread changes its rows only."""
+    rows = Thread.objects.filter(doc_id=doc_id).annotate(said=Count("comments")).order_by("pk")
+    return [
+        f"{uid}:{status}:{detached}:{said}:{updated.isoformat()}"
+        for uid, status, detached, said, updated in rows.values_list(
+            "uid", "status", "detached", "said", "updated"
+        )
+    ]
+
+
+def _shown_threads(doc_id: str, cards: list[Card]) -> list[ShownThread]:
+    """The note's threads for the Comments section, open ones first; a suggestion's discussion goes under
+    its card instead, while it has one."""
+    by_suggestion = {card.suggestion.pk: card for card in cards}
+    listed: list[ShownThread] = []
+    for thread in threads_of_document(doc_id=doc_id):
+        shown = ShownThread(thread, [ShownComment(c, age_of(c.created)) for c in thread.comments.all()])
+        card = by_suggestion.get(thread.suggestion_id) if thread.suggestion_id is not None else None
+        if card is not None:
+            card.discussion = shown
+            continue
+        if thread.suggestion is not None:
+            shown.decided = thread.suggestion.get_status_display().lower()
+        listed.append(shown)
+    listed.sort(key=lambda shown: shown.resolved)  # stable: attached before detached, then by age
+    return listed
 
 
 def _context(
@@ -246,6 +320,15 @@ def _context(
     return {
         "review": review,
         "can_decide": can_decide,
+        "can_comment": may_comment(request.user),
+        # Threads this person may resolve or reopen (a suggestion's discussion goes with its decision).
+        "resolvable": {
+            shown.thread.uid
+            for shown in review.threads
+            if shown.thread.suggestion_id is None and may_resolve(request.user, shown.thread)
+        },
+        "comment_max_chars": MAX_COMMENT_CHARS,
+        "thread_url": reverse("admin:suggestions_suggestion_review_thread", args=[review.doc_id]),
         "no_review_reason": "" if can_decide else NO_REVIEW_REASON,
         "note_max_chars": NOTE_MAX_CHARS,
         "here": reverse("admin:suggestions_suggestion_review", args=[review.doc_id]),
@@ -284,6 +367,97 @@ def review_state_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest,
             "admin/suggestions/review/live.html", _context(model_admin, request, review), request=request
         )
     return JsonResponse(body)
+
+
+# -- Comment threads ------------------------------------------------------------------------------------
+
+
+THREAD_ACTIONS = ("reply", "resolve", "reopen")
+
+
+def thread_post_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_id: str) -> HttpResponse:
+    """POST from the page's forms: ``action=reply`` (``thread``, ``text``; a pending suggestion's id starts
+    its discussion), ``resolve`` or ``reopen`` (``thread``). Back to the page at the thread, with a message.
+
+    Whoever may open the review page reads the threads on it (they read the note); replying and resolving
+    follow the rules of the thread endpoints (``thread_views``): people who may suggest, edit live or
+    review reply; the thread's starter or a reviewer resolves. The thread services do the writing."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+    user = request.user
+    action = request.POST.get("action", "")
+    if action not in THREAD_ACTIONS or (action == "reply" and not may_comment(user)):
+        raise PermissionDenied
+    uid = request.POST.get("thread", "")
+    target: Thread | Suggestion | None = (
+        Thread.objects.select_related("suggestion").filter(uid=uid, doc_id=doc_id).first()
+    )
+    if target is None and action == "reply":
+        target = Suggestion.objects.filter(uid=uid, doc_id=doc_id, status=Suggestion.Status.PENDING).first()
+    if target is None:
+        raise Http404("No such thread in this note")
+    discussion = isinstance(target, Suggestion) or target.suggestion_id is not None
+    anchor = f"{'card' if discussion else 'thread'}-{target.uid}"
+    commenter = Commenter(author=user.get_username(), person_id=user.pk)
+    if action == "reply":
+        text = request.POST.get("text", "")
+        refusal = _text_refusal(text)
+        if refusal is None:
+            # A suggestion's discussion is made with its first reply (not with one refused).
+            found = target if isinstance(target, Thread) else suggestion_thread(suggestion=target)
+
+            async def reply(store: DocStore) -> ThreadComment:
+                return await thread_reply(store=store, thread=found, commenter=commenter, body=text)
+
+            refusal = _refusal(lambda: run_on_store(reply))
+        return _back(model_admin, request, doc_id, anchor, refusal, "Your reply was added.")
+    if not isinstance(target, Thread) or discussion or not may_resolve(user, target):
+        raise PermissionDenied  # a suggestion's discussion goes with its decision
+    resolved = action == "resolve"
+    thread = target
+
+    async def resolve(store: DocStore) -> Thread:
+        return await thread_resolve(store=store, thread=thread, commenter=commenter, resolved=resolved)
+
+    success = "The thread was resolved." if resolved else "The thread was reopened."
+    return _back(model_admin, request, doc_id, anchor, _refusal(lambda: run_on_store(resolve)), success)
+
+
+def _text_refusal(text: str) -> str | None:
+    """Why the thread services would refuse ``text``, checked before a suggestion's discussion is made."""
+    if not text.strip():
+        return "a comment needs some text."
+    if len(text) > MAX_COMMENT_CHARS:
+        return f"a comment holds at most {MAX_COMMENT_CHARS:,} characters."
+    return _refusal(lambda: refuse_delimiters(text, which="comment"))
+
+
+def _back(
+    model_admin: ModelAdmin[Suggestion],
+    request: HttpRequest,
+    doc_id: str,
+    anchor: str,
+    refusal: str | None,
+    success: str = "",
+) -> HttpResponse:
+    """To the review page at the thread (or card), saying what was done or why nothing was."""
+    if refusal is None:
+        model_admin.message_user(request, success, messages.SUCCESS)
+    else:
+        model_admin.message_user(request, f"Nothing was changed: {refusal}", messages.WARNING)
+    back = reverse("admin:suggestions_suggestion_review", args=[doc_id])
+    return redirect(f"{back}#{quote(anchor, safe='-')}")
+
+
+def _refusal(work: Callable[[], object]) -> str | None:
+    """Run ``work``; why the thread services refused it, or None when done."""
+    try:
+        work()
+    except SuggestionError as exc:
+        return str(exc).removeprefix("Error: ")
+    return None
 
 
 # -- Accept all / Reject all ----------------------------------------------------------------------------

@@ -37,10 +37,15 @@ ACTIONS = ("start", "reply", "resolve", "reopen")
 
 
 def may_comment(user: Any) -> bool:
+    """Who reads notes and may edit live, suggest or review: the same on every page."""
+    if access_for_user(user) is None:
+        return False
     return can_review(user) or user.has_perm(EDIT_LIVE_PERMISSION) or user.has_perm(SUGGEST_PERMISSION)
 
 
 def may_resolve(user: Any, thread: Thread) -> bool:
+    if access_for_user(user) is None:
+        return False
     return can_review(user) or (thread.person_id is not None and thread.person_id == user.pk)
 
 
