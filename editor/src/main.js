@@ -1,6 +1,7 @@
 // The editor page of Lens Relay: CodeMirror 6 bound to the document's Y.Text("contents") over the relay's
 // own /d/<id>/ws route (the Django session authenticates the socket: no token in the page), presence,
-// and the assistants' CriticMarkup suggestions shown as tracked changes with Accept / Reject inline.
+// and the assistants' CriticMarkup suggestions shown as tracked changes with Accept / Reject inline; comment
+// threads in the Comments panel beside it (editor/src/threads.js).
 // Everything the page needs from the server comes in the JSON config the template writes.
 
 import * as Y from "yjs";
@@ -24,6 +25,7 @@ import { parseMarks, groupChanges, ageOf } from "./critic.js";
 import { startFileTree } from "./filetree.js";
 import { postForm } from "./http.js";
 import { suggest } from "./suggesting.js";
+import { startThreads, threadIdOf } from "./threads.js";
 
 const COLORS = ["#d32f2f", "#1976d2", "#388e3c", "#f57c00", "#0097a7", "#c2185b", "#5d4037", "#455a64"];
 
@@ -74,6 +76,51 @@ class NoteWidget extends WidgetType {
     span.title = "comment";
     return span;
   }
+}
+
+// A thread's comments show as one badge after its passage (the Comments panel shows them in full).
+class ThreadBadgeWidget extends WidgetType {
+  constructor(thread, count, resolved) {
+    super();
+    this.thread = thread;
+    this.count = count;
+    this.resolved = resolved;
+  }
+  eq(other) {
+    return other.thread === this.thread && other.count === this.count && other.resolved === this.resolved;
+  }
+  toDOM() {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = `lr-thread-badge${this.resolved ? " lr-thread-badge-resolved" : ""}`;
+    button.dataset.thread = this.thread;
+    button.textContent = `💬 ${this.count}`;
+    const state = this.resolved ? "resolved thread" : "thread";
+    button.title = `${this.count} comment${this.count === 1 ? "" : "s"} (${state}): open it in Comments`;
+    button.setAttribute("aria-label", `Comment ${state} with ${this.count} comment${this.count === 1 ? "" : "s"}`);
+    return button;
+  }
+  ignoreEvent() {
+    return true;
+  }
+}
+
+/** The comment threads on passages among `changes`: id -> its first comment mark, how many comments, and
+ * whether it is resolved (its first comment says so). A suggestion's discussion is part of its change. */
+function threadsIn(changes) {
+  const threads = new Map();
+  for (const change of changes) {
+    if (change.id) continue;
+    for (const mark of change.marks) {
+      const id = mark.kind === "comment" ? threadIdOf(mark) : null;
+      if (!id) continue;
+      const found = threads.get(id);
+      const comment = mark.metadata.comment;
+      if (!found) threads.set(id, { first: mark, comments: new Set([comment]), resolved: mark.metadata.resolved === true });
+      else found.comments.add(comment);
+    }
+  }
+  return threads;
 }
 
 class ActionsWidget extends WidgetType {
@@ -143,6 +190,7 @@ function buildDecorations(state, view, pending, canReview) {
     ranges.push([from, to, deco]);
   };
   const seen = new Map();
+  const threads = threadsIn(changes);
   for (const change of changes) {
     const meta = change.metadata || {};
     const row = change.id ? pending.get(change.id) : undefined;
@@ -156,6 +204,13 @@ function buildDecorations(state, view, pending, canReview) {
     change.stale = stale;
     const cls = stale ? " lr-is-stale" : "";
     change.marks.forEach((mark, i) => {
+      const thread = change.id ? null : threadIdOf(mark);
+      if (thread && mark.kind === "comment") {
+        const found = threads.get(thread);
+        const badge = view === "suggestions" && found.first === mark;
+        add(mark.from, mark.to, badge ? Decoration.replace({ widget: new ThreadBadgeWidget(thread, found.comments.size, found.resolved) }) : hidden);
+        return;
+      }
       const opening = i === 0 && view === "suggestions" && meta.author
         ? Decoration.replace({ widget: new AuthorWidget(String(meta.author), ageOf(meta.timestamp), meta.timestamp) })
         : hidden;
@@ -178,7 +233,14 @@ function buildDecorations(state, view, pending, canReview) {
         const note = text.slice(mark.contentFrom, mark.contentTo);
         add(mark.contentFrom, mark.contentTo, view === "suggestions" ? Decoration.replace({ widget: new NoteWidget(note) }) : hidden);
       } else if (mark.kind === "highlight" && view === "suggestions") {
-        add(mark.contentFrom, mark.contentTo, Decoration.mark({ class: "lr-hl" }));
+        // A thread's passage is its anchor: marked as commented on (lighter once resolved).
+        const found = thread && threads.get(thread);
+        add(mark.contentFrom, mark.contentTo, thread
+          ? Decoration.mark({
+            class: `lr-hl lr-anchor${found && found.resolved ? " lr-anchor-resolved" : ""}`,
+            attributes: { "data-thread": thread, title: "Commented on: see Comments" },
+          })
+          : Decoration.mark({ class: "lr-hl" }));
       }
       add(mark.contentTo, mark.to, hidden);
     });
@@ -232,6 +294,7 @@ function start() {
   showConnection(page);
   openAtSuggestion(page);
   bindSuggesting(page);
+  followThreads(page);
 }
 
 /** The heading, breadcrumb and title follow the note's path; a note gone from the tree says so. */
@@ -445,7 +508,12 @@ function createEditor(page, review) {
         page.field,
         page.readOnly.of([EditorState.readOnly.of(!config.canEdit && !config.suggestOnly), EditorView.editable.of(true)]),
         suggestingFilter(page),
+        // The Comment button follows the selection: one comparison per change of it, nothing more.
+        EditorView.updateListener.of((update) => {
+          if (update.selectionSet && page.threads) page.threads.selectionChanged(update.state.selection.main.empty);
+        }),
         keymap.of([
+          { key: "Mod-Alt-m", run: () => Boolean(page.threads && page.threads.openNew()) },
           { key: "Alt-n", run: () => keys.focusChange(1) },
           { key: "Alt-p", run: () => keys.focusChange(-1) },
           { key: "Alt-a", run: () => keys.decideAtCursor("accept") },
@@ -540,6 +608,15 @@ function followPending(page, review) {
     if (ids !== markupSeen) (markupSeen = ids), review.refresh();
   });
   review.refresh();
+}
+
+/** The Comments panel; every change of the note's text schedules a look at its threads (a timer, at most one
+ * a second: threads.js). */
+function followThreads(page) {
+  page.threads = startThreads(page, { marks: () => page.view.state.field(page.field).changes.flatMap((c) => c.marks) });
+  if (!page.threads) return;
+  page.ytext.observe(() => page.threads.schedule());
+  page.threads.schedule();
 }
 
 /** Who is here. */
