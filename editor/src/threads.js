@@ -123,6 +123,7 @@ export class ThreadsPanel {
     this.again = false;
     this.loadFailed = false;
     this.draft = null;
+    this.linked = false;
   }
 
   start() {
@@ -255,6 +256,26 @@ export class ThreadsPanel {
     this.empty.hidden = threads.length > 0;
     this.count.textContent = threads.length ? `${open.length} open${resolved.length ? `, ${resolved.length} resolved` : ""}` : "";
     for (const time of this.root.querySelectorAll("time[datetime]")) time.textContent = age(time.getAttribute("datetime"));
+    this.openLinked();
+  }
+
+  /** A link ending in #thread-<id> (the inbox's mentions) opens the note at that thread, once it is listed and
+   * the note synced. */
+  openLinked() {
+    const prefix = "#thread-";
+    if (this.linked || !location.hash.startsWith(prefix)) return;
+    const id = decodeURIComponent(location.hash.slice(prefix.length));
+    if (!this.threads.has(id)) return;
+    this.linked = true;
+    const provider = this.page.provider;
+    const go = () => setTimeout(() => this.goTo(id), 0);
+    if (provider.synced) return go();
+    const once = (synced) => {
+      if (!synced) return;
+      provider.off("sync", once);
+      go();
+    };
+    provider.on("sync", once);
   }
 
   /** Put `nodes` in `list` in this order, moving nothing that is already in place (a reply being typed keeps

@@ -9,7 +9,9 @@ revocation, RFC 8707 resource indicators); this module narrows it to Lens Relay:
 - `ClientMetadataFetcher`: client ID metadata documents fetched with a timeout, a size limit and the
   SSRF guard (public addresses only), with a loopback override for the test configuration;
 - `ConsentView`: the authorization page: a signed-in staff person names the role and folders the client
-  gets, within their own rights, and the grant (`lensrelay.access.oauth`) is recorded.
+  gets, within their own rights, and the grant (`lensrelay.access.oauth`) is recorded. Every response it
+  sends back to the client, the code or an error, names the issuer (`iss`, RFC 9207: the client checks it
+  against the metadata's `issuer`, which defeats mix-up attacks); `ServerMetadataView` says so.
 """
 
 from __future__ import annotations
@@ -18,18 +20,19 @@ import json
 import logging
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote_plus, urlencode, urlparse, urlunparse
 
 import urllib3
 from django import forms
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from oauth2_provider import cimd
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.models import Application, Grant
 from oauth2_provider.oauth2_validators import OAuth2Validator
-from oauth2_provider.views import AuthorizationView
+from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.views import AuthorizationView, OAuthServerMetadataView
 from oauthlib.oauth2.rfc6749 import errors
 
 from lensrelay.access.csp import admin_csp
@@ -78,6 +81,41 @@ def consent_csp(*, host: str, redirect_uri: str) -> str:
         return policy
     source = f"{parsed.scheme}://{parsed.netloc}" if parsed.netloc else f"{parsed.scheme}:"
     return policy.replace("form-action 'self'", f"form-action 'self' {source}")
+
+
+def authorization_issuer(request: HttpRequest) -> str:
+    """The issuer as the authorization server metadata states it (`issuer`): both derive it the same way."""
+    return str(oauth2_settings.oauth2_authorization_server_issuer(request))
+
+
+def with_issuer(uri: str, issuer: str) -> str:
+    """`uri`, an authorization response, naming its issuer (RFC 9207): one `iss`, any the registered
+    redirect URI carried dropped, in the query (in the fragment for a response sent there). The other
+    parameters stay as they were written."""
+    parts = urlparse(uri)
+    if parts.fragment:
+        return urlunparse(parts._replace(fragment=_with_param(parts.fragment, "iss", issuer)))
+    return urlunparse(parts._replace(query=_with_param(parts.query, "iss", issuer)))
+
+
+def _with_param(component: str, name: str, value: str) -> str:
+    kept = [pair for pair in component.split("&") if pair and unquote_plus(pair.split("=", 1)[0]) != name]
+    return "&".join([*kept, urlencode({name: value})])
+
+
+class ServerMetadataView(OAuthServerMetadataView):
+    """RFC 8414 metadata, saying that authorization responses carry `iss` (RFC 9207), as `ConsentView` makes
+    them: clients that see it refuse a response without it, or with another issuer."""
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = super().get(request, *args, **kwargs)
+        data = json.loads(response.content)
+        data["authorization_response_iss_parameter_supported"] = True
+        shown = JsonResponse(data, status=response.status_code)
+        for header, value in response.items():
+            if header.lower() not in ("content-type", "content-length"):
+                shown[header] = value
+        return shown
 
 
 class CodeAlreadySpent(errors.InvalidGrantError):
@@ -266,6 +304,11 @@ class ConsentView(AuthorizationView):
         )
         response["X-Frame-Options"] = "DENY"
         return response
+
+    def redirect(self, redirect_to: str, application: Any) -> Any:
+        """Every way back to the client (the code, access_denied and the other errors it may be told) names
+        this server as the issuer (RFC 9207)."""
+        return super().redirect(with_issuer(redirect_to, authorization_issuer(self.request)), application)
 
     def _foreign_resource(self, request: HttpRequest, resources: list[str]) -> HttpResponse | None:
         own = set(resource_identifiers(request).values())

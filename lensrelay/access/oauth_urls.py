@@ -8,12 +8,12 @@ from __future__ import annotations
 from django.urls import path, re_path
 from oauth2_provider import views as dot
 
-from lensrelay.access.oauth_server import ConsentView
+from lensrelay.access.oauth_server import ConsentView, ServerMetadataView
 
 patterns = [
     path(
         ".well-known/oauth-authorization-server",
-        dot.OAuthServerMetadataView.as_view(),
+        ServerMetadataView.as_view(),
         name="oauth-server-metadata",
     ),
     path(

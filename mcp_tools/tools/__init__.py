@@ -5,6 +5,7 @@ from mcp_tools.tools import (
     delete,
     edit,
     get_links,
+    get_url,
     glob,
     grep,
     info,
@@ -19,6 +20,7 @@ from mcp_tools.tools import (
     resolve_thread,
     search,
     semantic_search,
+    validate_content,
     write,
 )
 
@@ -27,6 +29,7 @@ __all__ = [
     "delete",
     "edit",
     "get_links",
+    "get_url",
     "glob",
     "grep",
     "info",
@@ -41,5 +44,6 @@ __all__ = [
     "resolve_thread",
     "search",
     "semantic_search",
+    "validate_content",
     "write",
 ]

@@ -93,6 +93,9 @@ async def discover(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
         "supportedVersions": list(SUPPORTED_VERSIONS),
         "capabilities": server_capabilities(stateless=True),
         "instructions": INSTRUCTIONS,
+        # Discovery is where a client learns who answers: its icon too (every other result's identity
+        # stays short).
+        "_meta": {SERVER_INFO_META_KEY: server_info(scope.protocol_version)},
     }
 
 

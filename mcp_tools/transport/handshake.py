@@ -69,7 +69,7 @@ async def post(request: HttpRequest, *, access: Access, accepts: Accepts, body: 
         return await _batch(request, access=access, accepts=accepts, items=body)
     message = classify(body)
     if isinstance(message, Request) and message.method == "initialize":
-        return await _initialize(access=access, accepts=accepts, request=message)
+        return await _initialize(access=access, accepts=accepts, request=message, http=request)
     if isinstance(message, Invalid):
         return _fault(RpcError(INVALID_REQUEST, message.reason), request_id=message.id)
     session = await request_session(request, access=access, message=message)
@@ -120,7 +120,9 @@ async def request_session(
     return session
 
 
-async def _initialize(*, access: Access, accepts: Accepts, request: Request) -> HttpResponseBase:
+async def _initialize(
+    *, access: Access, accepts: Accepts, request: Request, http: HttpRequest | None = None
+) -> HttpResponseBase:
     # Older clients (and curl scripts) leave out capabilities: an empty set means none.
     params = {"capabilities": {}, **(request.params or {})}
     try:
@@ -137,7 +139,7 @@ async def _initialize(*, access: Access, accepts: Accepts, request: Request) -> 
     result = {
         "protocolVersion": version,
         "capabilities": dispatch.server_capabilities(stateless=False),
-        "serverInfo": server_info(),
+        "serverInfo": server_info(version, request=http),
         "instructions": INSTRUCTIONS,
     }
     return _single(result_response(request.id, result), accepts=accepts, session_id=session.id)

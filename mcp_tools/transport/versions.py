@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
 
 # Reached through `initialize` and a session.
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
@@ -42,8 +45,44 @@ def server_version() -> str:
         return "0.1.0"
 
 
-def server_info() -> dict[str, Any]:
-    return {"name": SERVER_NAME, "title": SERVER_TITLE, "version": server_version()}
+# The server's identity may carry icons (`Implementation.icons`) since 2025-11-25.
+ICON_VERSIONS = frozenset({"2025-11-25", "2026-07-28"})
+# The icon its pages use (`/favicon.ico` redirects to it): scalable, so one size fits all.
+SERVER_ICON = "lensrelay/favicon.svg"
+
+
+def server_info(protocol_version: str | None = None, *, request: HttpRequest | None = None) -> dict[str, Any]:
+    """Who answers. For a protocol version that has the field, `icons` names the favicon by absolute URL
+    (LENSRELAY_PUBLIC_URL, else the address `request` came in on); left out when no address is known."""
+    info: dict[str, Any] = {"name": SERVER_NAME, "title": SERVER_TITLE, "version": server_version()}
+    if protocol_version in ICON_VERSIONS:
+        icons = server_icons(request)
+        if icons:
+            info["icons"] = icons
+    return info
+
+
+def server_icons(request: HttpRequest | None = None) -> list[dict[str, Any]]:
+    """The server's icon as MCP's `Icon` states it, at an absolute URL, or nothing when the server's address
+    is unknown (a path is no URI a client could load)."""
+    from urllib.parse import urljoin, urlsplit
+
+    from django.conf import settings
+    from django.core.exceptions import DisallowedHost
+    from django.templatetags.static import static
+
+    src = static(SERVER_ICON)
+    if not urlsplit(src).scheme:  # STATIC_URL may name another host already
+        base = str(getattr(settings, "LENSRELAY_PUBLIC_URL", "") or "").rstrip("/")
+        if not base and request is not None:
+            try:
+                base = request.build_absolute_uri("/").rstrip("/")
+            except DisallowedHost:
+                base = ""
+        if not base:
+            return []
+        src = urljoin(base + "/", src)
+    return [{"src": src, "mimeType": "image/svg+xml", "sizes": ["any"]}]
 
 
 def negotiate(requested: Any) -> str:

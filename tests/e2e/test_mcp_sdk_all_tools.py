@@ -39,6 +39,8 @@ ALL_TOOLS = {
     "read_metadata",
     "property_search",
     "info",
+    "get_url",
+    "validate_content",
     "edit",
     "multi_edit",
     "write",
@@ -170,6 +172,14 @@ async def test_every_tool_answers_through_the_sdk(relay: Relay, token: str, mode
 
         text = await call.ok("info", {})
         assert "role: suggest" in text and f"Lens/ ({len(everything)} documents)" in text
+
+        text = await call.ok("get_url", {"file_path": "Lens/Welcome.md", "line": 8})
+        assert re.search(r"/admin/suggestions/suggestion/document/[^/]+/edit/#L8$", text.splitlines()[0])
+
+        text = await call.ok("validate_content", {"file_path": "Lens/Photosynthesis.md"})
+        assert "L25: link: [[Calvin Cycle]] resolves to no note you can see" in text
+        text = await call.ok("validate_content", {"content": "ok {++added"})
+        assert "opens an addition that is never closed" in text
 
         # ---- proposing changes
         await call.ok("read", {"file_path": targets.edit_path})

@@ -37,7 +37,7 @@ TIMEOUT = 30.0
 # time too, generously and stretched by the machine's load (tests/timing.py).
 CATASTROPHE_CPU_BOUND = 5.0
 CATASTROPHE_BOUND = 15.0
-WRITE_TOOLS = {"edit", "multi_edit", "write", "move", "delete"}
+WRITE_TOOLS = {"edit", "multi_edit", "write", "move", "delete", "comment", "reply", "resolve_thread"}
 READ_TOOLS = {
     "read",
     "glob",
@@ -48,6 +48,9 @@ READ_TOOLS = {
     "property_search",
     "info",
     "list_suggestions",
+    "get_url",
+    "validate_content",
+    "list_threads",
 }
 # What the first line of Welcome.md holds: any of it in an answer to a trick path is a leak.
 WELCOME_MARKER = "Welcome to Lens Relay"

@@ -170,7 +170,9 @@ def connector(world: World, *, role: str, folders: list[str]) -> Connector:
 
     async def callback_handler() -> AuthorizationCodeResult:
         query = parse_qs(urlparse(landed.pop()).query)
-        return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0])
+        # RFC 9207: the SDK checks `iss` against the metadata's issuer, and requires it since the metadata
+        # says responses carry it.
+        return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query["iss"][0])
 
     provider = OAuthClientProvider(
         server_url=f"{world.base}/mcp",

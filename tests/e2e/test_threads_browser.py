@@ -230,12 +230,31 @@ async def test_a_reader_sees_threads_but_cannot_write_in_them(
 ) -> None:
     async with sdk_client(relay.http_url, relay.tokens["suggest"]) as assistant:
         await call(assistant, "read", {"file_path": f"{FOLDER}/Read.md"})
-        await call(
+        started = await call(
             assistant,
             "comment",
             {"file_path": f"{FOLDER}/Read.md", "passage": "this sentence", "text": "Too long?"},
         )
+    thread_id = started.split()[2]
     page = await browser_thread.run(contexts[READER].new_page)
+
+    def linked(page: Page) -> tuple[str, str]:
+        """The inbox's link to a thread opens the note at its passage, the thread marked in the panel."""
+        _open_editor(page, _editor_url(relay, doc_ids["Read.md"]) + f"#thread-{thread_id}")
+        current = page.locator(".lr-thread-current")
+        current.wait_for()
+        for _ in range(50):
+            head = page.evaluate(
+                "() => { const s = window.lensEditor.view.state; "
+                "return s.doc.toString().slice(s.selection.main.head); }"
+            )
+            if head.startswith("this sentence"):
+                break
+            page.wait_for_timeout(50)
+        return current.locator(".lr-comment-body").first.inner_text(), head
+
+    body, head = await browser_thread.run(lambda: linked(page))
+    assert body == "Too long?" and head.startswith("this sentence==}")
 
     def look(page: Page) -> dict[str, Any]:
         _open_editor(page, _editor_url(relay, doc_ids["Read.md"]))
