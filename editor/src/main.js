@@ -293,6 +293,7 @@ function start() {
   showPresence(page);
   showConnection(page);
   openAtSuggestion(page);
+  openAtLine(page);
   bindSuggesting(page);
   followThreads(page);
 }
@@ -636,6 +637,23 @@ function showPresence(page) {
   };
   provider.awareness.on("change", show);
   show();
+}
+
+/** A link ending in #L<n> (MCP `get_url`'s) opens the note at line n of its text once synced. */
+function openAtLine(page) {
+  const found = /^#L(\d+)$/.exec(location.hash);
+  if (!found) return;
+  const go = (synced) => {
+    if (synced === false) return;
+    page.provider.off("sync", go);
+    setTimeout(() => {
+      const doc = page.view.state.doc;
+      const line = doc.line(Math.min(Math.max(1, Number(found[1])), doc.lines));
+      page.view.dispatch({ selection: { anchor: line.from }, scrollIntoView: true });
+      page.view.focus();
+    }, 0);
+  };
+  page.provider.on("sync", go);
 }
 
 /** A link ending in #suggestion-<id> (the review inbox's) opens the note at that suggestion once synced. */

@@ -256,6 +256,21 @@ async def test_a_reader_sees_threads_but_cannot_write_in_them(
     body, head = await browser_thread.run(lambda: linked(page))
     assert body == "Too long?" and head.startswith("this sentence==}")
 
+    def at_line(page: Page) -> str:
+        """MCP get_url's link at a line opens the note there."""
+        _open_editor(page, _editor_url(relay, doc_ids["Read.md"]) + "#L3")
+        for _ in range(50):
+            line = page.evaluate(
+                "() => { const s = window.lensEditor.view.state; "
+                "return s.doc.lineAt(s.selection.main.head).number; }"
+            )
+            if line == 3:
+                break
+            page.wait_for_timeout(50)
+        return str(line)
+
+    assert await browser_thread.run(lambda: at_line(page)) == "3"
+
     def look(page: Page) -> dict[str, Any]:
         _open_editor(page, _editor_url(relay, doc_ids["Read.md"]))
         item = _thread(page, "Too long?")
