@@ -290,10 +290,20 @@ async def test_an_assistants_edit_shows_as_a_tracked_change_and_an_inline_accept
         assert await setup.relay.doc_text(setup.doc_ids["Together"], token=setup.writer_token) == expected
 
 
-AT_CODE_POINT = """at => {
-    const doc = window.lensEditor.view.state.doc.toString();
+# The cursor placed and the piece typed in one step, as one CodeMirror input transaction: between two
+# Playwright calls a remote change can arrive, and a piece typed through the DOM (`insert_text`) after it
+# was once read back as two changes, splitting an emoji's surrogate pair (CI, 2026-11-28): a problem of
+# DOM input under concurrency, noted in issue 32, not of convergence, which is what this test checks.
+TYPE_AT_CODE_POINT = """([at, piece]) => {
+    const view = window.lensEditor.view;
+    const doc = view.state.doc.toString();
     const high = at > 0 && doc.charCodeAt(at - 1) >= 0xd800 && doc.charCodeAt(at - 1) < 0xdc00;
-    window.lensEditor.view.dispatch({selection: {anchor: high ? at - 1 : at}});
+    const from = high ? at - 1 : at;
+    view.dispatch({
+        changes: {from, insert: piece},
+        selection: {anchor: from + piece.length},
+        userEvent: "input.type",
+    });
 }"""
 PIECES = ("a", "b", "ç", "語", "文字", "😀", "👩‍💻", " ", "\n", "x y")
 
@@ -307,8 +317,7 @@ async def _type_randomly(page: EditorPage, seed: int, count: int) -> list[str]:
         for piece in typed:
             length = p.evaluate("window.lensEditor.view.state.doc.length")
             # a random place, never between the two halves of a surrogate pair
-            p.evaluate(AT_CODE_POINT, rng.randint(0, length))
-            p.keyboard.insert_text(piece)
+            p.evaluate(TYPE_AT_CODE_POINT, [rng.randint(0, length), piece])
 
     await page.do(type_all)
     return typed
