@@ -89,6 +89,15 @@ def thread_in_folders(*, uid: str, folder_ids: frozenset[int] | None) -> Thread 
     return rows.first()
 
 
+def thread_or_pending_suggestion(*, uid: str, doc_id: str, suggestion: bool) -> Thread | Suggestion | None:
+    """The thread ``uid`` of this note; with ``suggestion``, else its pending suggestion ``uid`` (a reply
+    opens its discussion)."""
+    thread = Thread.objects.select_related("suggestion").filter(uid=uid, doc_id=doc_id).first()
+    if thread is not None or not suggestion:
+        return thread
+    return Suggestion.objects.filter(uid=uid, doc_id=doc_id, status=Suggestion.Status.PENDING).first()
+
+
 def suggestion_in_folders(*, uid: str, folder_ids: frozenset[int] | None) -> Suggestion | None:
     rows = Suggestion.objects.filter(uid=uid, kind__in=MARKED_KINDS)
     if folder_ids is not None:

@@ -10,8 +10,8 @@ from mcp_tools.tools.support.threads import (
     TEXT_DESCRIPTION,
     THREAD_DESCRIPTION,
     commenter,
-    find_thread,
     may_comment,
+    reply_target,
 )
 from suggestions.errors import SuggestionError
 from suggestions.lifecycle.commenting import MAX_COMMENT_CHARS, thread_reply
@@ -37,11 +37,12 @@ class ReplyArgs(ToolArgs):
 async def reply(ctx: ToolContext, args: ReplyArgs) -> str:
     may_comment(ctx)
     kb = await open_kb()
-    thread = await find_thread(ctx, kb, args.thread, or_suggestion=True)
+    target = await reply_target(ctx, kb, args.thread)
     try:
-        await thread_reply(store=kb.store, thread=thread, commenter=commenter(ctx), body=args.text)
+        said = await thread_reply(store=kb.store, thread=target, commenter=commenter(ctx), body=args.text)
     except SuggestionError as exc:
         raise ToolError(str(exc)) from exc
+    thread = said.thread
     where = (
         " (the thread is detached: its passage is gone, the reply is kept with it)" if thread.detached else ""
     )

@@ -232,10 +232,15 @@ async def thread_start(
     return thread
 
 
-async def thread_reply(*, store: DocStore, thread: Thread, commenter: Commenter, body: str) -> ThreadComment:
-    """A reply at the end of the thread. A detached thread whose comments left the text takes replies in
-    its rows only."""
+async def thread_reply(
+    *, store: DocStore, thread: Thread | Suggestion, commenter: Commenter, body: str
+) -> ThreadComment:
+    """A reply at the end of the thread; given a pending suggestion, in its discussion, made with the first
+    reply that passes the checks (a refused one makes nothing). A detached thread whose comments left the
+    text takes replies in its rows only."""
     text = _checked_body(body)
+    if isinstance(thread, Suggestion):
+        thread = await store.db(suggestion_thread, suggestion=thread)
     comment = await store.db(_comment_row, thread, commenter, uid=new_uid(), body=text)
     await store.db(_save_comment, comment)
     try:
@@ -298,11 +303,12 @@ def suggestion_thread(*, suggestion: Suggestion) -> Thread:
 
 
 async def thread_resolve(*, store: DocStore, thread: Thread, commenter: Commenter, resolved: bool) -> Thread:
-    """Resolve (or reopen) the thread: its rows, then its first comment's metadata in the text."""
+    """Resolve (or reopen) the thread: its first comment's metadata in the text (the truth), then its row.
+    The indexer may read the text first and set the row itself: whichever comes first records the change
+    and its webhook, once."""
     status = Thread.Status.RESOLVED if resolved else Thread.Status.OPEN
     if thread.status == status:
         return thread
-    await store.db(_set_status, thread, status=status, by=commenter.author)
     room = await store.get(thread.doc_id)
     if room is not None and thread.suggestion_id is None:
         raw = room_text(room)
@@ -311,19 +317,26 @@ async def thread_resolve(*, store: DocStore, thread: Thread, commenter: Commente
         if edit is not None:
             _write(room, raw, [edit])
             await room.flushed()
+    await store.db(status_set, thread, status=status, by=commenter.author)
     return thread
 
 
-def _set_status(thread: Thread, *, status: str, by: str) -> None:
+def status_set(thread: Thread, *, status: str, by: str) -> bool:
+    """Set the row's status unless it already holds it (then nothing is recorded); True when it changed."""
+    resolved = status == Thread.Status.RESOLVED
+    fields = {
+        "status": status,
+        "resolved_at": timezone.now() if resolved else None,
+        "resolved_by": by[:200] if resolved else "",
+        "updated": timezone.now(),
+    }
     with transaction.atomic():
-        resolved = status == Thread.Status.RESOLVED
-        thread.status = status
-        thread.resolved_at = timezone.now() if resolved else None
-        thread.resolved_by = by if resolved else ""
-        thread.updated = timezone.now()
-        thread.save(update_fields=["status", "resolved_at", "resolved_by", "updated"])
-        if resolved:
+        changed = Thread.objects.filter(pk=thread.pk).exclude(status=status).update(**fields)
+        for name, value in fields.items():
+            setattr(thread, name, value)
+        if changed and resolved:
             comment_resolved_record(thread=thread)
+    return bool(changed)
 
 
 # -- rows from the text -----------------------------------------------------------------------------------
@@ -381,20 +394,14 @@ def _index_thread(entry: DocEntry, marks: ThreadMarks, row: Thread | None) -> No
                 changed["detached"] = marks.detached
         if row.path != entry.user_path:
             changed["path"] = entry.user_path
-        status = Thread.Status.RESOLVED if marks.resolved else Thread.Status.OPEN
-        if status != row.status and row.suggestion_id is None:
-            changed.update(
-                status=status,
-                resolved_at=timezone.now() if marks.resolved else None,
-                resolved_by=marks.resolved_by[:200] if marks.resolved else "",
-            )
         if changed:
             changed["updated"] = timezone.now()
             Thread.objects.filter(pk=row.pk).update(**changed)
             for name, value in changed.items():
                 setattr(row, name, value)
-            if changed.get("status") == Thread.Status.RESOLVED:
-                comment_resolved_record(thread=row)
+        status = Thread.Status.RESOLVED if marks.resolved else Thread.Status.OPEN
+        if status != row.status and row.suggestion_id is None:
+            status_set(row, status=status, by=marks.resolved_by)
         known = set(ThreadComment.objects.filter(thread=row).values_list("uid", flat=True))
         staff = None
         for mark in marks.comments:

@@ -36,12 +36,10 @@ from suggestions.kinds import rules_of
 from suggestions.lifecycle.commenting import (
     MAX_COMMENT_CHARS,
     Commenter,
-    suggestion_thread,
     thread_reply,
     thread_resolve,
 )
 from suggestions.lifecycle.deciding import Decision, suggestion_bulk
-from suggestions.lifecycle.planning import refuse_delimiters
 from suggestions.lifecycle.undoing import recent_decisions, undo_window
 from suggestions.markup.criticmarkup import Change, parse_changes
 from suggestions.markup.diff import unified_diff
@@ -59,7 +57,12 @@ from suggestions.review.rendering import (
     suggestion_uid,
 )
 from suggestions.review.thread_views import may_comment, may_resolve, threads_of_document
-from suggestions.selectors import next_document_with_pending, pending_of_document, stale_of_document
+from suggestions.selectors import (
+    next_document_with_pending,
+    pending_of_document,
+    stale_of_document,
+    thread_or_pending_suggestion,
+)
 
 NOTE_MAX_CHARS = 2000
 # A note longer than this is rendered in a heavy-work process (lensrelay.docstore.offload): rendering a
@@ -391,11 +394,7 @@ def thread_post_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, 
     if action not in THREAD_ACTIONS or (action == "reply" and not may_comment(user)):
         raise PermissionDenied
     uid = request.POST.get("thread", "")
-    target: Thread | Suggestion | None = (
-        Thread.objects.select_related("suggestion").filter(uid=uid, doc_id=doc_id).first()
-    )
-    if target is None and action == "reply":
-        target = Suggestion.objects.filter(uid=uid, doc_id=doc_id, status=Suggestion.Status.PENDING).first()
+    target = thread_or_pending_suggestion(uid=uid, doc_id=doc_id, suggestion=action == "reply")
     if target is None:
         raise Http404("No such thread in this note")
     discussion = isinstance(target, Suggestion) or target.suggestion_id is not None
@@ -403,15 +402,12 @@ def thread_post_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, 
     commenter = Commenter(author=user.get_username(), person_id=user.pk)
     if action == "reply":
         text = request.POST.get("text", "")
-        refusal = _text_refusal(text)
-        if refusal is None:
-            # A suggestion's discussion is made with its first reply (not with one refused).
-            found = target if isinstance(target, Thread) else suggestion_thread(suggestion=target)
+        found = target
 
-            async def reply(store: DocStore) -> ThreadComment:
-                return await thread_reply(store=store, thread=found, commenter=commenter, body=text)
+        async def reply(store: DocStore) -> ThreadComment:
+            return await thread_reply(store=store, thread=found, commenter=commenter, body=text)
 
-            refusal = _refusal(lambda: run_on_store(reply))
+        refusal = _refusal(lambda: run_on_store(reply))
         return _back(model_admin, request, doc_id, anchor, refusal, "Your reply was added.")
     if not isinstance(target, Thread) or discussion or not may_resolve(user, target):
         raise PermissionDenied  # a suggestion's discussion goes with its decision
@@ -423,15 +419,6 @@ def thread_post_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, 
 
     success = "The thread was resolved." if resolved else "The thread was reopened."
     return _back(model_admin, request, doc_id, anchor, _refusal(lambda: run_on_store(resolve)), success)
-
-
-def _text_refusal(text: str) -> str | None:
-    """Why the thread services would refuse ``text``, checked before a suggestion's discussion is made."""
-    if not text.strip():
-        return "a comment needs some text."
-    if len(text) > MAX_COMMENT_CHARS:
-        return f"a comment holds at most {MAX_COMMENT_CHARS:,} characters."
-    return _refusal(lambda: refuse_delimiters(text, which="comment"))
 
 
 def _back(

@@ -25,13 +25,13 @@ from suggestions.lifecycle.commenting import (
     MAX_COMMENT_CHARS,
     MAX_PASSAGE_CHARS,
     Commenter,
-    suggestion_thread,
     thread_reply,
     thread_resolve,
     thread_start,
 )
 from suggestions.models import Suggestion, Thread
 from suggestions.permissions import can_review
+from suggestions.selectors import thread_or_pending_suggestion
 
 ACTIONS = ("start", "reply", "resolve", "reopen")
 
@@ -152,23 +152,18 @@ def thread_action_view(
 
         return _done(lambda: run_on_store(start), user)
     uid = request.POST.get("thread", "")
-    thread = Thread.objects.select_related("suggestion").filter(uid=uid, doc_id=document.doc_id).first()
-    if thread is None and action == "reply":
-        suggestion = Suggestion.objects.filter(
-            uid=uid, doc_id=document.doc_id, status=Suggestion.Status.PENDING
-        ).first()
-        thread = suggestion_thread(suggestion=suggestion) if suggestion is not None else None
-    if thread is None:
+    target = thread_or_pending_suggestion(uid=uid, doc_id=document.doc_id, suggestion=action == "reply")
+    if target is None:
         raise Http404("No such thread in this note")
-    found = thread
     if action == "reply":
 
         async def reply(store: DocStore) -> Thread:
-            await thread_reply(store=store, thread=found, commenter=commenter, body=text)
-            return found
+            comment = await thread_reply(store=store, thread=target, commenter=commenter, body=text)
+            return comment.thread
 
         return _done(lambda: run_on_store(reply), user)
-    if not may_resolve(user, found) or found.suggestion_id is not None:
+    found = target
+    if not isinstance(found, Thread) or not may_resolve(user, found) or found.suggestion_id is not None:
         raise PermissionDenied
     resolved = action == "resolve"
     return _done(

@@ -7,8 +7,8 @@ from django.utils import timezone
 from mcp_tools.kb import KnowledgeBase
 from mcp_tools.registry import ToolContext, ToolError
 from mcp_tools.tools.support.writing import proposer
-from suggestions.lifecycle.commenting import Commenter, suggestion_thread
-from suggestions.models import Thread
+from suggestions.lifecycle.commenting import Commenter
+from suggestions.models import Suggestion, Thread
 from suggestions.selectors import age, suggestion_in_folders, thread_in_folders
 
 THREAD_DESCRIPTION = (
@@ -29,24 +29,25 @@ def may_comment(ctx: ToolContext) -> None:
         raise ToolError("This token is read-only (role view): it can list threads but not comment.")
 
 
-async def find_thread(
-    ctx: ToolContext, kb: KnowledgeBase, uid: str, *, or_suggestion: bool = False
-) -> Thread:
-    """The thread in the token's folders; with ``or_suggestion``, a suggestion's id opens its thread."""
-    folders = ctx.access.folder_ids
-    thread = await kb.store.db(thread_in_folders, uid=uid, folder_ids=folders)
-    if thread is None and or_suggestion:
-        suggestion = await kb.store.db(suggestion_in_folders, uid=uid, folder_ids=folders)
-        if suggestion is not None:
-            if not suggestion.is_pending:
-                raise ToolError(
-                    f"Error: suggestion {uid} is {suggestion.status}; its discussion is closed. Start a "
-                    "thread on the passage instead (comment)."
-                )
-            thread = await kb.store.db(suggestion_thread, suggestion=suggestion)
+async def find_thread(ctx: ToolContext, kb: KnowledgeBase, uid: str) -> Thread:
+    """The thread in the token's folders; one of another folder is not found, as one that does not exist."""
+    thread = await kb.store.db(thread_in_folders, uid=uid, folder_ids=ctx.access.folder_ids)
     if thread is None:
         raise ToolError(f"Error: Thread not found: {uid}")
     return thread
+
+
+async def reply_target(ctx: ToolContext, kb: KnowledgeBase, uid: str) -> Thread | Suggestion:
+    """The thread, else the pending suggestion in the token's folders whose discussion a reply opens."""
+    suggestion = await kb.store.db(suggestion_in_folders, uid=uid, folder_ids=ctx.access.folder_ids)
+    if suggestion is None or await kb.store.db(Thread.objects.filter(uid=uid).exists):
+        return await find_thread(ctx, kb, uid)
+    if not suggestion.is_pending:
+        raise ToolError(
+            f"Error: suggestion {uid} is {suggestion.status}; its discussion is closed. Start a "
+            "thread on the passage instead (comment)."
+        )
+    return suggestion
 
 
 def thread_listing(thread: Thread, *, now_ms: float | None = None) -> str:

@@ -18,6 +18,7 @@ from lensrelay.vault.paths import path_index
 from lensrelay.webhooks.models import WebhookEndpoint, WebhookEvent
 from suggestions.lifecycle.commenting import (
     Commenter,
+    status_set,
     thread_reply,
     thread_resolve,
     thread_start,
@@ -76,6 +77,9 @@ async def test_webhooks_tell_each_comment_once_and_the_resolution(store: Any, pl
         "created": None,
     }
     await thread_resolve(store=store, thread=thread, commenter=ANA, resolved=True)
+    # The indexer reading the resolved text, before or after the service's own row update: told once.
+    await sync_to_async(threads_index)(entry=entry, raw=await text_cache(store).get(plan.doc_id))
+    assert not await sync_to_async(status_set)(thread, status="resolved", by="ana")
     (resolved,) = await sync_to_async(events)("comment.resolved")
     assert resolved["thread"]["status"] == "resolved" and resolved["resolved"]["by"] == "ana"
 
