@@ -456,7 +456,16 @@ def _inert(body: str) -> str:
 
 
 def threads_index_many(entries: Collection[tuple[DocEntry, str]]) -> None:
+    """Index a pass's changed notes. Most hold no comment and never had a thread: one query for the batch
+    finds the notes with rows, and a note with neither those nor a comment opener costs nothing more."""
+    ids = [entry.doc_id for entry, _ in entries]
+    with_rows: set[str] = set()
+    for start in range(0, len(ids), 500):  # SQLite bounds a statement's parameters
+        rows = Thread.objects.filter(doc_id__in=ids[start : start + 500])
+        with_rows.update(rows.values_list("doc_id", flat=True).distinct())
     for entry, raw in entries:
+        if "{>>" not in raw and entry.doc_id not in with_rows:
+            continue
         with failures_logged(_logger, "indexing the comment threads of %s", entry.doc_id):
             threads_index(entry=entry, raw=raw)
 

@@ -23,6 +23,7 @@ from suggestions.lifecycle.commenting import (
     thread_resolve,
     thread_start,
     threads_index,
+    threads_index_many,
 )
 from suggestions.markup.threads import thread_marks
 from suggestions.models import Thread, ThreadComment
@@ -145,3 +146,19 @@ async def test_an_export_reimported_keeps_every_comment(store: Any, plan: Any, t
         lambda: {t.uid: [c.body for c in t.comments.all()] for t in Thread.objects.all()}
     )()
     assert bodies[kept.uid] == ["Sure?", "Yes."] and bodies[gone.uid] == ["How long?"]
+
+
+async def test_a_pass_indexes_only_notes_with_comments_or_threads(
+    store: Any, plan: Any, make_folder: Any
+) -> None:
+    """The derive process's batch: a note whose text lost every comment still has its thread detached; a
+    note with neither is left alone."""
+    entry = await entry_of(store, plan.doc_id)
+    thread = await thread_start(store=store, entry=entry, commenter=ANA, passage="on Friday", body="Sure?")
+    folder = await sync_to_async(make_folder)("Quiet")
+    quiet = await document_create(store=store, folder=folder, path="/Quiet.md", text="Nothing to say.\n")
+    await sync_to_async(threads_index_many)(
+        [(entry, TEXT), (await entry_of(store, quiet.doc_id), "Nothing.\n")]
+    )
+    assert (await sync_to_async(Thread.objects.get)(uid=thread.uid)).detached
+    assert await sync_to_async(Thread.objects.filter(doc_id=quiet.doc_id).count)() == 0
