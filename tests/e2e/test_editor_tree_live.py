@@ -134,9 +134,10 @@ async def test_the_bar_stays_in_view_in_a_long_note(
         page = contexts[1].new_page()
         page.set_viewport_size({"width": 1280, "height": 800})
         _editor(page, url)
-        page.wait_for_selector(".cm-line")
+        # the note arrives by sync after the first (empty) lines: scroll only once it is all there
+        page.wait_for_function("() => document.body.scrollHeight > 5000")
         page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
-        page.wait_for_timeout(100)
+        page.wait_for_function("() => window.scrollY > 1000")
         top, bottom = page.evaluate(
             "() => { const r = document.getElementById('lr-bar').getBoundingClientRect(); "
             "return [r.top, r.bottom]; }"
