@@ -28,6 +28,7 @@ from suggestions.models import Suggestion
 from suggestions.permissions import can_review
 from suggestions.review import (
     admin_views,
+    editor_links,
     editor_page,
     editor_tree,
     email_page,
@@ -325,6 +326,13 @@ class SuggestionAdmin(ModelAdmin):
                     lambda r, folder_id: editor_tree.tree_action_view(self, r, folder_id)
                 ),
                 name="suggestions_suggestion_editor_tree_action",
+            ),
+            path(
+                "editor/tree/<int:folder_id>/note/<str:doc_id>/",
+                self.admin_site.admin_view(
+                    lambda r, folder_id, doc_id: editor_links.note_outline_view(self, r, folder_id, doc_id)
+                ),
+                name="suggestions_suggestion_editor_note_outline",
             ),
         ]
         return [*editor, way_in, inbox, email, rollback, decide, undo, *review, *super().get_urls()]

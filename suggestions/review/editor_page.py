@@ -119,6 +119,9 @@ def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_i
         "undoUrl": UNDO_URL,
         "pendingUrl": reverse("admin:suggestions_suggestion_editor_pending", args=[doc_id]),
         "treeUrl": reverse("admin:suggestions_suggestion_editor_tree", args=[document.folder_id]),
+        "outlineUrl": reverse(
+            "admin:suggestions_suggestion_editor_note_outline", args=[document.folder_id, "DOC"]
+        ),
         "threadsUrl": reverse("admin:suggestions_suggestion_threads", args=[doc_id]),
         "threadActionUrl": reverse("admin:suggestions_suggestion_thread_action", args=[doc_id]),
         "canComment": may_comment(request.user),
