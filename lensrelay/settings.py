@@ -239,6 +239,9 @@ EMAIL_PORT = int(os.environ.get("LENSRELAY_EMAIL_PORT", "587"))
 EMAIL_HOST_USER = os.environ.get("LENSRELAY_EMAIL_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("LENSRELAY_EMAIL_PASSWORD", "")
 EMAIL_USE_TLS = _env_bool("LENSRELAY_EMAIL_TLS", True)
+# Django waits forever on a mail server that accepts and never answers; the derive process's email pass
+# would stall with it. A timed-out message stays in the outbox and is tried again.
+EMAIL_TIMEOUT = float(os.environ.get("LENSRELAY_EMAIL_TIMEOUT", "30"))
 DEFAULT_FROM_EMAIL = os.environ.get("LENSRELAY_EMAIL_FROM", "Lens Relay <lens-relay@localhost>")
 
 # Semantic search (lensrelay/semantic), an optional extra: off unless a model is named. The model is a

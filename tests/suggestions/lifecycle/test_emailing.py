@@ -15,8 +15,10 @@ from django.core import mail
 from lensrelay.vault.paths import path_index
 from suggestions.lifecycle import emailing
 from suggestions.lifecycle.commenting import Commenter, thread_start
+from suggestions.lifecycle.deciding import suggestion_decide
 from suggestions.lifecycle.emailing import emails_make, emails_send
 from suggestions.models import EmailChoice, EmailMessage
+from suggestions.selectors import pending_suggestions
 from tests.suggestions.test_admin import CHANGELIST, client_for, propose
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -78,6 +80,30 @@ async def test_a_digest_once_per_period_and_none_when_nothing_waits(store: Any, 
     assert await sync_to_async(emails_make)(now=noon + timedelta(days=1)) == 2
     digest = (await sync_to_async(outbox)("dora"))[0]
     assert digest.subject == "[Lens Relay] Your daily digest" and "Lens/Fox.md: 1 pending" in digest.body
+
+
+async def test_a_digest_counts_each_pending_suggestion_once_and_a_decided_one_drops_out(
+    store: Any, fox: Any
+) -> None:
+    dora = await sync_to_async(person)(
+        "dora", "view_document", "view_suggestion", "review_suggestion", frequency="hourly"
+    )
+    first = await propose(store, fox, ("quick brown", "slow red"))
+    await propose(store, fox, ("lazy dog", "sleepy cat"))
+    noon = datetime(2026, 11, 28, 12, 5, tzinfo=UTC)
+
+    async def digest_at(moment: datetime) -> str | None:
+        if not await sync_to_async(emails_make)(now=moment):
+            return None
+        return (await sync_to_async(outbox)("dora"))[-1].body
+
+    assert "Lens/Fox.md: 2 pending" in (await digest_at(noon) or "")
+    await suggestion_decide(store=store, suggestion=first, user=dora, accept=True)
+    body = await digest_at(noon + timedelta(hours=1)) or ""
+    assert "Lens/Fox.md: 1 pending" in body and body.count("Lens/Fox.md") == 1
+    second = await sync_to_async(lambda: pending_suggestions().get())()
+    await suggestion_decide(store=store, suggestion=second, user=dora, accept=False)
+    assert await digest_at(noon + timedelta(hours=2)) is None  # nothing waits: no digest
 
 
 async def test_no_address_no_email_and_a_failed_send_is_kept_and_retried(
