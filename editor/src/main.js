@@ -24,7 +24,9 @@ import { syntaxHighlighting, defaultHighlightStyle } from "@codemirror/language"
 import { parseMarks, groupChanges, ageOf } from "./critic.js";
 import { startFileTree } from "./filetree.js";
 import { postForm } from "./http.js";
+import { noteLinks } from "./links.js";
 import { suggest } from "./suggesting.js";
+import { startSwitcher } from "./switcher.js";
 import { startThreads, threadIdOf } from "./threads.js";
 
 const COLORS = ["#d32f2f", "#1976d2", "#388e3c", "#f57c00", "#0097a7", "#c2185b", "#5d4037", "#455a64"];
@@ -280,7 +282,9 @@ function trackedChanges(canReview) {
 
 function start() {
   const page = openPage();
-  startFileTree(page.config, { onEntries: (entries) => followPath(page, entries) });
+  page.links = noteLinks(page.config, { say: page.say });
+  startFileTree(page.config, { onEntries: (entries) => (followPath(page, entries), page.links.setEntries(entries)) });
+  startSwitcher({ entries: page.links.entries, currentDocId: page.config.docId });
   if (!page.config.text) return; // a binary file: the template shows its preview or download
   connect(page);
   const review = new Review(page);
@@ -506,6 +510,7 @@ function createEditor(page, review) {
         highlightActiveLine(),
         EditorView.lineWrapping,
         language,
+        config.markdown ? page.links.extension : [],
         page.field,
         page.readOnly.of([EditorState.readOnly.of(!config.canEdit && !config.suggestOnly), EditorView.editable.of(true)]),
         suggestingFilter(page),
