@@ -14,9 +14,12 @@ Issue 32 (a keystroke in the big note): `--big-only` skips the MCP latency and t
         --bundle /tmp/editor-head.js --bundle suggestions/static/suggestions/editor/editor.js
 
 Each round types `--keys` keys live (at offset 2000, as before) and in suggesting mode (the Suggesting toggle
-on, at the start of line 2501, as bench.run_suggesting), and reports per keystroke the synchronous part
-(dispatch + the layout it causes, as before: `key_*`) and the whole frame's work (that, plus CodeMirror's
-measure pass, which otherwise runs in the next animation frame: `frame_*`).
+on, at the start of line 2501, as bench.run_suggesting), the editor focused and that place in view first;
+it reports per keystroke the synchronous part (dispatch + the layout it causes, as before: `key_*`) and the
+whole frame's work (that, plus CodeMirror's measure pass, which otherwise runs in the next animation frame:
+`frame_*`), and 40 Backspaces in suggesting mode at the end of a plain line (the deletion growing). Every
+page types into the same note, so a later page finds what earlier ones typed (a few hundred characters).
+EDITOR_PROFILE=1 adds the slowest keys and a CPU profile of 50 more (/tmp/editor-profile-*.cpuprofile).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import argparse
 import asyncio
 import functools
 import gzip
+import itertools
 import json
 import sys
 import tempfile
@@ -76,7 +80,8 @@ def big_note(*, marked: bool) -> str:
 # Per keystroke, in the page: [dispatch + layout, dispatch + layout + CodeMirror's measure pass] in ms.
 TYPE_JS = """([n, at0, key]) => {
     const view = window.lensEditor.view;
-    view.dispatch({selection: {anchor: at0}});
+    view.focus();
+    view.dispatch({selection: {anchor: at0}, scrollIntoView: true});
     view.measure();
     const sync = [], frame = [];
     for (let i = 0; i < n; i++) {
@@ -92,6 +97,24 @@ TYPE_JS = """([n, at0, key]) => {
     return [sync, frame];
 }"""
 SUGGESTING_ANCHOR = "Line 2501 is plain text"
+# Per Backspace in suggesting mode (the plain text struck through, the deletion growing), in ms.
+BACKSPACE_JS = """([n, at0]) => {
+    const view = window.lensEditor.view;
+    view.dispatch({selection: {anchor: at0}, scrollIntoView: true});
+    view.measure();
+    const frame = [];
+    for (let i = 0; i < n; i++) {
+        const t = performance.now();
+        const at = view.state.selection.main.head;
+        view.dispatch(view.state.update({changes: {from: at - 1, to: at}, selection: {anchor: at - 1},
+                                         userEvent: "delete.backward"}));
+        view.dom.getBoundingClientRect();
+        view.measure();
+        frame.push(performance.now() - t);
+    }
+    return frame;
+}"""
+BACKSPACES = 40  # within one line of the big note
 
 
 def pct(values: list[float], q: float) -> float:
@@ -255,6 +278,17 @@ async def main() -> None:
                 )
                 profile_keys(page, doc)
             figures["visible_marks"] = page.locator(".lr-ins").count()
+            if PROFILE:
+                print(
+                    doc,
+                    "viewport and visible insertions:",
+                    page.evaluate("""() => {
+                    const view = window.lensEditor.view;
+                    return [view.viewport, view.visibleRanges,
+                            [...document.querySelectorAll('.lr-ins')].map(e => view.posAtDOM(e))];
+                }"""),
+                    file=sys.stderr,
+                )
             if doc == "Big.md":
                 if not args.big_only:
                     page.screenshot(path=str(out / "editor-big.png"))
@@ -268,12 +302,32 @@ async def main() -> None:
                     "a => window.lensEditor.view.state.doc.toString().indexOf(a)", SUGGESTING_ANCHOR
                 )
                 sync, frame = page.evaluate(TYPE_JS, [args.keys, at, "s"])
+                if PROFILE:
+                    slow = sorted(range(len(frame)), key=lambda i: -frame[i])[:12]
+                    print(
+                        doc,
+                        "suggesting: slowest keys (index, sync ms, frame ms):",
+                        [(i, sync[i], frame[i]) for i in sorted(slow)],
+                        file=sys.stderr,
+                    )
+                    profile_keys(page, f"{doc}-suggesting")
                 text = page.evaluate("() => window.lensEditor.view.state.doc.toString()")
-                assert "s" * args.keys + "++}" + SUGGESTING_ANCHOR in text, (
+                assert "s" * args.keys + "q" * 50 * PROFILE + "++}" + SUGGESTING_ANCHOR in text, (
                     "the keys did not become one suggestion"
                 )
+                # Backspaces from the end of a line of its own (each page another, in the same document).
+                line = 2601 + 10 * next(pages)  # a plain line, as the next one
+                end = page.evaluate(
+                    "a => window.lensEditor.view.state.doc.toString().indexOf(a) - 1",
+                    f"Line {line + 1} is plain",
+                )
+                deleting = page.evaluate(BACKSPACE_JS, [BACKSPACES, end])
+                text = page.evaluate("() => window.lensEditor.view.state.doc.toString()")
+                assert f"Line {line} is pl{{--" in text, "the Backspaces did not strike through"
                 figures.update(
                     {
+                        "suggesting_backspace_p50_ms": pct(deleting, 0.5),
+                        "suggesting_backspace_max_ms": max(deleting),
                         "suggesting_key_p50_ms": pct(sync, 0.5),
                         "suggesting_key_p99_ms": pct(sync, 0.99),
                         "suggesting_frame_p50_ms": pct(frame, 0.5),
@@ -284,6 +338,7 @@ async def main() -> None:
             return {k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}
 
         rounds: list[dict[str, Any]] = []
+        pages = itertools.count()
         for round_no in range(args.rounds):
             for bundle in bundles:
                 label = str(bundle) if bundle else "working tree"
@@ -298,7 +353,12 @@ async def main() -> None:
         raw = BUNDLE.read_bytes()
         results["bundle_bytes"] = len(raw)
         results["bundle_gzip_bytes"] = len(gzip.compress(raw, 9))
-        browser.call(lambda: (ann.close(), bob.close()))
+
+        def close_contexts() -> None:
+            ann.close()
+            bob.close()
+
+        browser.call(close_contexts)
     finally:
         browser.close()
         server.stop()
@@ -313,8 +373,8 @@ def summary(rounds: list[dict[str, Any]]) -> str:
     """One Markdown table: per bundle and note, each round's p50 / p99 and the open time."""
     lines = [
         "| bundle | note | round | open → interactive s | live key p50 / p99 ms | live frame p50 / p99 ms "
-        "| suggesting key p50 / p99 ms | suggesting frame p50 / p99 ms |",
-        "|---|---|---|---|---|---|---|---|",
+        "| suggesting key p50 / p99 ms | suggesting frame p50 / p99 ms | suggesting Backspace p50 / max ms |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(rounds, key=lambda r: (r["bundle"], r["note"], r["round"])):
 
@@ -325,7 +385,8 @@ def summary(rounds: list[dict[str, Any]]) -> str:
             f"| {Path(r['bundle']).name} | {r['note']} | {r['round']} | {r['interactive_s']} "
             f"| {pair('key_p50_ms', 'key_p99_ms')} | {pair('frame_p50_ms', 'frame_p99_ms')} "
             f"| {pair('suggesting_key_p50_ms', 'suggesting_key_p99_ms')} "
-            f"| {pair('suggesting_frame_p50_ms', 'suggesting_frame_p99_ms')} |"
+            f"| {pair('suggesting_frame_p50_ms', 'suggesting_frame_p99_ms')} "
+            f"| {pair('suggesting_backspace_p50_ms', 'suggesting_backspace_max_ms')} |"
         )
     return "\n".join(lines)
 
@@ -338,7 +399,8 @@ def profile_keys(page: Any, doc: str) -> None:
     cdp.send("Profiler.start")
     page.evaluate("""() => { const view = window.lensEditor.view;
         for (let i = 0; i < 50; i++) { const at = view.state.selection.main.head;
-          view.dispatch({changes: {from: at, insert: "q"}, selection: {anchor: at + 1}});
+          view.dispatch(view.state.update({changes: {from: at, insert: "q"}, selection: {anchor: at + 1},
+                                           userEvent: "input.type"}));
           view.measure(); } }""")
     profile = cdp.send("Profiler.stop")["profile"]
     nodes = {n["id"]: n for n in profile["nodes"]}

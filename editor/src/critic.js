@@ -58,8 +58,15 @@ class Window {
   }
 }
 
-/** Where the first opening delimiter at or after `pos` starts (-1: none). */
-function nextOpening(win, pos) {
+/** Where the first opening delimiter at or after `pos` starts (-1: none), looking only before `limit` if given. */
+function nextOpening(win, pos, limit = Infinity) {
+  if (limit < Infinity) {
+    // Only the text up to `limit` and the two characters an opening started before it reaches into.
+    while (win.end < limit + 2 && win.grow());
+    OPENING.lastIndex = pos - win.base;
+    const found = OPENING.exec(win.text);
+    return found && found.index + win.base < limit ? found.index + win.base : -1;
+  }
   for (;;) {
     OPENING.lastIndex = pos - win.base;
     const found = OPENING.exec(win.text);
@@ -84,18 +91,20 @@ function closingFrom(win, closing, from) {
 /**
  * Scan `win` from `pos` into `out` ({marks, fails, unclosed}): marks; failed substitutions (no separator:
  * {from, to, noSeparatorBefore}); for each delimiter that found no closing, where the first such opening is.
- * `unclosable`: delimiters known to have no closing after `pos`. `resync(pos, next, noSeparatorBefore)`, asked
- * before each opening (`next`: where it starts, the text's length when there is none), returns a position at
- * which to stop, or -1 to go on. Returns the position stopped at (the text's length at its end).
+ * `unclosable`: delimiters known to have no closing after `pos`. `resync(pos)` (reparse) names the first place
+ * at or after `pos` where the scan may stop if it finds no opening before it. Returns the position stopped at
+ * (the text's length at its end).
  */
 function scan(win, pos, unclosable, out, resync = null) {
   let noSeparatorBefore = -1;
   for (;;) {
-    const start = nextOpening(win, pos);
+    let start;
     if (resync) {
-      const stop = resync(pos, start < 0 ? win.length : start, noSeparatorBefore);
-      if (stop >= 0) return stop;
-    }
+      const stop = resync(pos);
+      start = nextOpening(win, pos, stop);
+      if (start < 0 && noSeparatorBefore <= stop) return stop;
+      if (start < 0) start = nextOpening(win, pos);
+    } else start = nextOpening(win, pos);
     if (start < 0) return win.length;
     const delimiter = win.text.substr(start - win.base, WIDTH);
     pos = start + 1;
@@ -193,8 +202,9 @@ export function shiftMark(mark, delta) {
  * the change where both the new scan and the old one stand between marks: from there on, the old scan's
  * marks are the new ones, moved by the change's length.
  *
- * Returns {parse, kept, scanned, resumed}: the new scan; how many of the old marks come first unchanged;
- * how many marks the new scan found; the index of the first old mark that follows them (moved).
+ * Returns {parse, kept, scanned, resumed, from, stop}: the new scan; how many of the old marks come first
+ * unchanged; how many marks the new scan found; the index of the first old mark that follows them (moved);
+ * where the new scan started and stopped (no mark spans either place, before or after the change).
  */
 export function reparse(old, slice, length, { fromA, toA, fromB, toB }) {
   const delta = toB - fromB - (toA - fromA);
@@ -207,14 +217,11 @@ export function reparse(old, slice, length, { fromA, toA, fromB, toB }) {
   const unclosable = new Set();
   for (const [delimiter, at] of old.unclosed) if (at < from) unclosable.add(delimiter);
   const out = { marks: [], fails: [], unclosed: new Map() };
-  const threshold = toB + 2;
-  const resync = (pos, next, noSeparatorBefore) => {
-    const at = Math.max(pos, threshold);
-    if (next < at || noSeparatorBefore > at) return -1;
-    // The new scan stands between marks from `at` to `next`; the old one? Step past what spans the place.
-    let before = at - delta;
+  // The first place at or after `pos`, past the change, where the old scan stood between marks.
+  const resync = (pos) => {
+    let before = Math.max(pos, toB + 2) - delta;
     for (let over = spanning(old, before); over; over = spanning(old, before)) before = over.to;
-    return before + delta <= next ? before + delta : -1;
+    return Math.min(length, before + delta);
   };
   const stop = scan(new Window(slice, length, from, toB + 256), from, unclosable, out, resync);
   const stopBefore = stop - delta;
@@ -240,7 +247,7 @@ export function reparse(old, slice, length, { fromA, toA, fromB, toB }) {
     else if (!out.unclosed.has(delimiter)) earliest(delimiter, stop);
   }
   for (const [delimiter, at] of out.unclosed) earliest(delimiter, at);
-  return { parse: { marks, fails, unclosed }, kept, scanned: out.marks.length, resumed };
+  return { parse: { marks, fails, unclosed }, kept, scanned: out.marks.length, resumed, from, stop };
 }
 
 /** Marks grouped into reviewable changes: adjacent marks with the same suggestion id form one. */

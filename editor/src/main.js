@@ -7,11 +7,9 @@
 import * as Y from "yjs";
 import { WebsocketProvider } from "y-websocket";
 import { yCollab, ySyncAnnotation } from "y-codemirror.next";
-import { EditorState, StateField, StateEffect, Compartment, RangeSetBuilder, Transaction } from "@codemirror/state";
+import { EditorState, Compartment, Transaction } from "@codemirror/state";
 import {
   EditorView,
-  Decoration,
-  WidgetType,
   keymap,
   lineNumbers,
   drawSelection,
@@ -21,13 +19,13 @@ import {
 import { defaultKeymap } from "@codemirror/commands";
 import { markdown } from "@codemirror/lang-markdown";
 import { syntaxHighlighting, defaultHighlightStyle } from "@codemirror/language";
-import { parseMarks, groupChanges, ageOf } from "./critic.js";
 import { startFileTree } from "./filetree.js";
 import { postForm } from "./http.js";
 import { noteLinks } from "./links.js";
 import { suggest } from "./suggesting.js";
 import { startSwitcher } from "./switcher.js";
-import { startThreads, threadIdOf } from "./threads.js";
+import { startThreads } from "./threads.js";
+import { trackedChanges, setView, setPending } from "./tracked.js";
 
 const COLORS = ["#d32f2f", "#1976d2", "#388e3c", "#f57c00", "#0097a7", "#c2185b", "#5d4037", "#455a64"];
 
@@ -35,247 +33,6 @@ function colorOf(name) {
   let hash = 0;
   for (const ch of name) hash = (hash * 31 + ch.codePointAt(0)) >>> 0;
   return COLORS[hash % COLORS.length];
-}
-
-// -- tracked changes ------------------------------------------------------------------------------------
-
-// As NOTE_MAX_CHARS in suggestions/review/review_page.py (the server cuts a longer note too).
-const NOTE_MAX_CHARS = 2000;
-const setView = StateEffect.define();
-const setPending = StateEffect.define();
-
-class AuthorWidget extends WidgetType {
-  constructor(author, age, stamp) {
-    super();
-    this.author = author;
-    this.age = age;
-    this.stamp = stamp;
-  }
-  eq(other) {
-    return other.author === this.author && other.age === this.age;
-  }
-  toDOM() {
-    const span = document.createElement("span");
-    span.className = "lr-author";
-    span.textContent = this.author;
-    span.title = `${this.author} · ${this.age}${this.stamp ? ` · ${new Date(this.stamp).toISOString()}` : ""}`;
-    return span;
-  }
-}
-
-class NoteWidget extends WidgetType {
-  constructor(text) {
-    super();
-    this.text = text;
-  }
-  eq(other) {
-    return other.text === this.text;
-  }
-  toDOM() {
-    const span = document.createElement("span");
-    span.className = "lr-comment";
-    span.textContent = this.text;
-    span.title = "comment";
-    return span;
-  }
-}
-
-// A thread's comments show as one badge after its passage (the Comments panel shows them in full).
-class ThreadBadgeWidget extends WidgetType {
-  constructor(thread, count, resolved) {
-    super();
-    this.thread = thread;
-    this.count = count;
-    this.resolved = resolved;
-  }
-  eq(other) {
-    return other.thread === this.thread && other.count === this.count && other.resolved === this.resolved;
-  }
-  toDOM() {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = `lr-thread-badge${this.resolved ? " lr-thread-badge-resolved" : ""}`;
-    button.dataset.thread = this.thread;
-    button.textContent = `💬 ${this.count}`;
-    const state = this.resolved ? "resolved thread" : "thread";
-    button.title = `${this.count} comment${this.count === 1 ? "" : "s"} (${state}): open it in Comments`;
-    button.setAttribute("aria-label", `Comment ${state} with ${this.count} comment${this.count === 1 ? "" : "s"}`);
-    return button;
-  }
-  ignoreEvent() {
-    return true;
-  }
-}
-
-/** The comment threads on passages among `changes`: id -> its first comment mark, how many comments, and
- * whether it is resolved (its first comment says so). A suggestion's discussion is part of its change. */
-function threadsIn(changes) {
-  const threads = new Map();
-  for (const change of changes) {
-    if (change.id) continue;
-    for (const mark of change.marks) {
-      const id = mark.kind === "comment" ? threadIdOf(mark) : null;
-      if (!id) continue;
-      const found = threads.get(id);
-      const comment = mark.metadata.comment;
-      if (!found) threads.set(id, { first: mark, comments: new Set([comment]), resolved: mark.metadata.resolved === true });
-      else found.comments.add(comment);
-    }
-  }
-  return threads;
-}
-
-class ActionsWidget extends WidgetType {
-  constructor(id, stale, canReview) {
-    super();
-    this.id = id;
-    this.stale = stale;
-    this.canReview = canReview;
-  }
-  eq(other) {
-    return other.id === this.id && other.stale === this.stale && other.canReview === this.canReview;
-  }
-  toDOM() {
-    const box = document.createElement("span");
-    box.className = "lr-actions";
-    box.dataset.suggestion = this.id;
-    if (this.stale) {
-      const badge = document.createElement("span");
-      badge.className = "lr-stale";
-      badge.textContent = "stale";
-      badge.title = "A person typed inside this suggestion since it was proposed";
-      box.append(badge);
-    }
-    if (this.canReview) {
-      const choices = [
-        ["accept", "✓", "Accept (Alt-A)"],
-        ["reject", "✗", "Reject (Alt-R)"],
-      ];
-      // The optional note to the assistant travels with whichever choice is made next (button or key).
-      const note = document.createElement("input");
-      note.type = "text";
-      note.className = "lr-note";
-      note.maxLength = NOTE_MAX_CHARS;
-      note.placeholder = "✎ note to the assistant";
-      note.setAttribute("aria-label", `Note to the assistant for suggestion ${this.id} (optional)`);
-      note.dataset.suggestion = this.id;
-      box.append(note);
-      // A stale suggestion cannot be applied as proposed: clean it up (the rule: docs/review.md).
-      if (this.stale) choices.push(["clean_up", "clean up", "Keep what people typed inside it, reject the rest"]);
-      for (const [decision, label, title] of choices) {
-        const button = document.createElement("button");
-        button.type = "button";
-        button.className = `lr-${decision}`;
-        button.textContent = label;
-        button.title = title;
-        button.setAttribute("aria-label", `${title.split(" (")[0]} suggestion ${this.id}`);
-        button.dataset.decision = decision;
-        button.dataset.suggestion = this.id;
-        box.append(button);
-      }
-    }
-    return box;
-  }
-  ignoreEvent() {
-    return true;
-  }
-}
-
-function buildDecorations(state, view, pending, canReview) {
-  const text = state.doc.toString();
-  const changes = groupChanges(parseMarks(text), text);
-  const builder = new RangeSetBuilder();
-  const hidden = Decoration.replace({});
-  const ranges = [];
-  const add = (from, to, deco) => {
-    if (to < from || (to === from && !deco.point)) return;
-    ranges.push([from, to, deco]);
-  };
-  const seen = new Map();
-  const threads = threadsIn(changes);
-  for (const change of changes) {
-    const meta = change.metadata || {};
-    const row = change.id ? pending.get(change.id) : undefined;
-    let stale = false;
-    if (row) {
-      const index = seen.get(change.id) || 0;
-      seen.set(change.id, index + 1);
-      const hunk = row.hunks[index];
-      stale = row.status === "stale" || !hunk || hunk.old !== change.deleted || hunk.new !== change.inserted;
-    }
-    change.stale = stale;
-    const cls = stale ? " lr-is-stale" : "";
-    change.marks.forEach((mark, i) => {
-      const thread = change.id ? null : threadIdOf(mark);
-      if (thread && mark.kind === "comment") {
-        const found = threads.get(thread);
-        const badge = view === "suggestions" && found.first === mark;
-        add(mark.from, mark.to, badge ? Decoration.replace({ widget: new ThreadBadgeWidget(thread, found.comments.size, found.resolved) }) : hidden);
-        return;
-      }
-      const opening = i === 0 && view === "suggestions" && meta.author
-        ? Decoration.replace({ widget: new AuthorWidget(String(meta.author), ageOf(meta.timestamp), meta.timestamp) })
-        : hidden;
-      add(mark.from, mark.contentFrom, opening);
-      const shown = (kind) => {
-        if (view === "suggestions") return Decoration.mark({ class: `lr-${kind}${cls}`, attributes: { "data-suggestion": change.id || "" } });
-        if ((view === "accepted") === (kind === "ins")) return null;
-        return hidden;
-      };
-      if (mark.kind === "addition" || mark.kind === "deletion") {
-        const deco = shown(mark.kind === "addition" ? "ins" : "del");
-        if (deco) add(mark.contentFrom, mark.contentTo, deco);
-      } else if (mark.kind === "substitution") {
-        const old = shown("del");
-        if (old) add(mark.contentFrom, mark.sepAt, old);
-        add(mark.sepAt, mark.sepAt + 2, hidden);
-        const neu = shown("ins");
-        if (neu) add(mark.sepAt + 2, mark.contentTo, neu);
-      } else if (mark.kind === "comment") {
-        const note = text.slice(mark.contentFrom, mark.contentTo);
-        add(mark.contentFrom, mark.contentTo, view === "suggestions" ? Decoration.replace({ widget: new NoteWidget(note) }) : hidden);
-      } else if (mark.kind === "highlight" && view === "suggestions") {
-        // A thread's passage is its anchor: marked as commented on (lighter once resolved).
-        const found = thread && threads.get(thread);
-        add(mark.contentFrom, mark.contentTo, thread
-          ? Decoration.mark({
-            class: `lr-hl lr-anchor${found && found.resolved ? " lr-anchor-resolved" : ""}`,
-            attributes: { "data-thread": thread, title: "Commented on: see Comments" },
-          })
-          : Decoration.mark({ class: "lr-hl" }));
-      }
-      add(mark.contentTo, mark.to, hidden);
-    });
-    if (view === "suggestions" && change.id) {
-      add(change.to, change.to, Decoration.widget({ widget: new ActionsWidget(change.id, stale, canReview), side: 1 }));
-    }
-  }
-  ranges.sort((a, b) => a[0] - b[0] || (a[2].startSide || 0) - (b[2].startSide || 0));
-  for (const [from, to, deco] of ranges) builder.add(from, to, deco);
-  return { decorations: builder.finish(), changes };
-}
-
-function trackedChanges(canReview) {
-  return StateField.define({
-    create(state) {
-      const pending = new Map();
-      return { view: "suggestions", pending, ...buildDecorations(state, "suggestions", pending, canReview) };
-    },
-    update(value, tr) {
-      let { view, pending } = value;
-      let dirty = tr.docChanged;
-      for (const effect of tr.effects) {
-        if (effect.is(setView)) (view = effect.value), (dirty = true);
-        if (effect.is(setPending)) (pending = effect.value), (dirty = true);
-      }
-      if (!dirty) return value;
-      return { view, pending, ...buildDecorations(tr.state, view, pending, canReview) };
-    },
-    provide: (field) => [
-      EditorView.decorations.from(field, (value) => value.decorations),
-      EditorView.atomicRanges.of((view) => view.state.field(field).decorations),
-    ],
-  });
 }
 
 // -- the page ---------------------------------------------------------------------------------------------
@@ -374,7 +131,10 @@ function suggestingFilter(page) {
       return [];
     }
     const [{ from, to, inserted }] = pieces;
-    const made = suggest(tr.startState.doc.toString(), from, to, inserted, me, { forward: tr.isUserEvent("delete.forward") });
+    const made = suggest(tr.startState.doc.toString(), from, to, inserted, me, {
+      forward: tr.isUserEvent("delete.forward"),
+      parse: tr.startState.field(page.field).parse, // already read (tracked.js): not scanned again per key
+    });
     if (made.refusal) {
       page.say(made.refusal, "error");
       return [];

@@ -7,7 +7,7 @@
 // one's own insertion really deletes. Typing over a selection is one suggestion: {--old--}{++new++}.
 // Another author's suggestion is never changed: decide it, or type beside it.
 
-import { parseMarks } from "./critic.js";
+import { parseMarks, reparse } from "./critic.js";
 
 const FORBIDDEN_IN_METADATA = /\{\+\+|\+\+\}|\{--|--\}|\{~~|~>|~~\}|\{==|==\}|\{>>|<<\}|@@/;
 
@@ -55,9 +55,71 @@ export function originalText(text, marks) {
 export function suggestingRefusal(before, after, me) {
   const marksBefore = parseMarks(before);
   const marksAfter = parseMarks(after);
-  const theirs = (text, marks) => marks.filter((m) => markUser(m) !== me.id).map((m) => text.slice(m.from, m.to));
-  const a = theirs(before, marksBefore);
-  const b = theirs(after, marksAfter);
+  return refusalOf(me, {
+    slice: (a, b) => before.slice(a, b),
+    sliceAfter: (a, b) => after.slice(a, b),
+    marksAfter,
+    windowBefore: marksBefore,
+    windowAfter: marksAfter,
+    originals: () => [originalText(before, marksBefore), originalText(after, marksAfter)],
+  });
+}
+
+/**
+ * suggestingRefusal for `edits` (sorted, apart) made to `before`, whose scan is `parse` (critic.js's parseText,
+ * as the editor keeps it): the note is scanned again only around the edits (reparse) and only that stretch is
+ * compared. Outside it both texts and their marks are the same (moved), and no mark spans its ends, so the
+ * marks of others and the note without suggestions are the same outside it too: the verdict is the same.
+ */
+export function suggestingRefusalAround(before, after, parse, edits, me) {
+  const fromA = edits[0].from;
+  const toA = edits[edits.length - 1].to;
+  const delta = after.length - before.length;
+  // `after` read without making it one string (300 KB copied per keystroke in a big note): its changed
+  // stretch, between the text before and after it.
+  const middle = applyEdits(before.slice(fromA, toA), edits.map((e) => ({ ...e, from: e.from - fromA, to: e.to - fromA })));
+  const end = fromA + middle.length;
+  const sliceAfter = (a, b) => {
+    if (b <= fromA) return before.slice(a, b);
+    if (a >= end) return before.slice(a - delta, b - delta);
+    return (a < fromA ? before.slice(a, fromA) : "") + middle.slice(Math.max(0, a - fromA), Math.min(middle.length, b - fromA))
+      + (b > end ? before.slice(end - delta, b - delta) : "");
+  };
+  const found = reparse(parse, sliceAfter, after.length, { fromA, toA, fromB: fromA, toB: end });
+  const { kept, scanned, resumed, from, stop } = found;
+  const windowBefore = parse.marks.slice(kept, resumed);
+  const windowAfter = found.parse.marks.slice(kept, kept + scanned);
+  return refusalOf(me, {
+    slice: (a, b) => before.slice(a, b),
+    sliceAfter,
+    marksAfter: found.parse.marks,
+    windowBefore,
+    windowAfter,
+    originals: () => [originalBetween(before, windowBefore, from, stop - delta), originalBetween(sliceAfter, windowAfter, from, stop)],
+  });
+}
+
+/** originalText of the stretch [from, to) of `text` (a string, or read with a function), which `marks` (those
+ * in it) do not cross. */
+function originalBetween(text, marks, from, to) {
+  if (typeof text === "string") return originalBetween((a, b) => text.slice(a, b), marks, from, to);
+  const slice = text;
+  let out = "";
+  let position = from;
+  for (const mark of marks) {
+    out += slice(position, mark.from);
+    if (mark.kind === "deletion" || mark.kind === "highlight") out += slice(mark.contentFrom, mark.contentTo);
+    else if (mark.kind === "substitution") out += slice(mark.contentFrom, mark.sepAt);
+    position = mark.to;
+  }
+  return out + slice(position, to);
+}
+
+/** The rule, read from the marks compared (`window*`: all, or the stretch outside which nothing differs). */
+function refusalOf(me, { slice, sliceAfter, marksAfter, windowBefore, windowAfter, originals }) {
+  const theirs = (read, marks) => marks.filter((m) => markUser(m) !== me.id).map((m) => read(m.from, m.to));
+  const a = theirs(slice, windowBefore);
+  const b = theirs(sliceAfter, windowAfter);
   if (a.length !== b.length || a.some((value, i) => value !== b[i])) {
     return "someone else's suggestion or comment cannot be changed here: decide it or suggest beside it";
   }
@@ -70,7 +132,8 @@ export function suggestingRefusal(before, after, me) {
     if (!id || !/^[0-9a-f]{16}$/.test(id)) return "a suggestion needs an id of 16 hex digits";
     if (othersIds.has(id)) return "a suggestion's id must be its own";
   }
-  if (originalText(before, marksBefore) !== originalText(after, marksAfter)) {
+  const [original, originalAfter] = originals();
+  if (original !== originalAfter) {
     return "the text itself cannot be changed: typing and deleting must become suggestions";
   }
   return null;
@@ -106,10 +169,12 @@ function ownContent(marks, edit, me) {
 
 /**
  * One change of `text` (delete [from, to), insert `inserted` there) made as `me`'s suggestion.
- * Returns {edits, cursor} (edits sorted, in `text` positions) or {refusal}.
+ * Returns {edits, cursor} (edits sorted, in `text` positions) or {refusal}. `parse`: the scan of `text`
+ * (critic.js's parseText), when the caller keeps it already (the editor does, per keystroke: tracked.js), so
+ * that neither the marks nor the rule need the whole note read again.
  */
-export function suggest(text, from, to, inserted, me, { forward = false, makeId = newId, now = Date.now() } = {}) {
-  const marks = parseMarks(text);
+export function suggest(text, from, to, inserted, me, { forward = false, makeId = newId, now = Date.now(), parse = null } = {}) {
+  const marks = parse ? parse.marks : parseMarks(text);
   const own = (m) => markUser(m) === me.id;
   const edits = [];
   let id = null;
@@ -190,7 +255,10 @@ export function suggest(text, from, to, inserted, me, { forward = false, makeId 
   const only = merged[0];
   const typedOn = merged.length === 1 && ownContent(marks, only, me) && quiet(only.insert)
     && quiet(text.slice(only.from, only.to)) && (quiet(text.charAt(only.from - 1)) || quiet(text.charAt(only.to)));
-  const refusal = typedOn ? null : suggestingRefusal(text, after, me);
+  let refusal = null;
+  if (!typedOn) {
+    refusal = parse && merged.length ? suggestingRefusalAround(text, after, parse, merged, me) : suggestingRefusal(text, after, me);
+  }
   if (refusal) return { refusal };
   const cursor = cursorAt !== null ? cursorAt : mapped(merged, forward ? to : from, forward);
   return { edits: merged.map(({ from: f, to: t, insert }) => ({ from: f, to: t, insert })), cursor, after };
