@@ -16,9 +16,10 @@ import anyio._backends._asyncio  # noqa: F401
 from pycrdt import Doc, Subscription, TransactionEvent, merge_updates
 
 from lensrelay.docstore import persistence
-from lensrelay.docstore.acting import current_label
+from lensrelay.docstore.acting import current_actor, current_label
 from lensrelay.docstore.frontmattermap import FrontmatterFollower
 from lensrelay.docstore.rehearsal import Rehearsal, UpdateRefused, apply_or_refuse
+from lensrelay.docstore.writers import WriterDocs, writer_for
 from lensrelay.observability import metrics
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import AwarenessStates
@@ -110,6 +111,7 @@ class Room(Generic[Host]):
         self._waiters: list[asyncio.Future[None]] = []
         self._subscription: Subscription | None = None
         self._rehearsal = Rehearsal(self.doc)
+        self._writers = WriterDocs(self.doc)
         self._rehearsed = False
         # Whether the batch change listeners are looking at was made in this process (not only
         # applied from another's log). Work whose result is shared (backlinks written into folder
@@ -161,6 +163,32 @@ class Room(Generic[Host]):
         finally:
             self._origin = previous
         self.last_used = time.monotonic()
+
+    @contextmanager
+    def writing(self, origin: object = SERVER) -> Iterator[Doc[Any]]:
+        """Like `transact`, for a change made on someone's behalf (docstore.acting): it is made on a Doc
+        with the actor's own Yjs client id and its difference applied here, with the actor's entry in
+        `users` (docstore.writers), so clients can tell who wrote it. Read the text from the Doc given,
+        not from `self.doc`, inside. Without an actor, the change is the server's own."""
+        actor = current_actor()
+        if actor is None:
+            with self.transact(origin) as doc:
+                yield doc
+            return
+        writer = writer_for(actor)
+        try:
+            yield self._writers.checkout(writer)
+            difference = self._writers.difference(writer)
+        except BaseException:
+            self._writers.discard(writer)
+            raise
+        try:
+            with self.transact(origin) as live:
+                apply_or_refuse(live, difference)
+                self._writers.register(writer)
+        except UpdateRefused:
+            self._writers.discard(writer)
+            raise
 
     def apply_update(
         self, update: bytes, origin: object, *, check: Callable[[Doc[Any], Doc[Any]], None] | None = None

@@ -99,8 +99,8 @@ def write_plan(room: Room, raw: str, batches: Sequence[Sequence[RawEdit]]) -> No
     text once where right to left walked it once per edit (a 100-edit multi_edit on a 250 KB note held
     the event loop 55 ms instead of 2).
     """
-    ytext = room.doc.get(CONTENTS, type=Text)
-    with room.transact():
+    with room.writing() as doc:  # under the proposer's own Yjs client id
+        ytext = doc.get(CONTENTS, type=Text)
         current = str(ytext)
         if current != raw:
             raise SuggestionError("Document changed while the suggestion was written. Nothing was changed.")

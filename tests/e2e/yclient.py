@@ -254,6 +254,12 @@ class YClient:
     async def map_delete(self, name: str, key: str) -> None:
         await self.call("mapDelete", name=name, key=key)
 
+    async def authorship(self, name: str = "contents") -> list[dict[str, Any]]:
+        """Runs of the text by the client id that wrote them: ``{"client", "user", "text"}``, ``user`` as
+        Yjs's PermanentUserData names that client (None when no one registered it)."""
+        runs: list[dict[str, Any]] = await self.call("authorship", name=name)
+        return runs
+
     async def register_user(self, user: str) -> int:
         """Map this client's id to ``user`` in the `users` map with Yjs's PermanentUserData (as Relay.md
         clients do); returns the client id."""

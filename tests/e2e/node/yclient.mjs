@@ -172,6 +172,20 @@ const commands = {
     new Y.PermanentUserData(doc, doc.getMap('users')).setUserMapping(doc, doc.clientID, String(user))
     return doc.clientID
   },
+  // Who wrote which text, as an editor attributes it: runs of the text's live items by client id, each
+  // named by Yjs's PermanentUserData over the `users` map (null: no one registered that client).
+  authorship ({ name }) {
+    const users = new Y.PermanentUserData(doc, doc.getMap('users'))
+    const runs = []
+    for (let item = textOf(name)._start; item !== null; item = item.right) {
+      if (item.deleted || !item.countable) continue
+      const text = item.content.getContent().join('')
+      const last = runs[runs.length - 1]
+      if (last !== undefined && last.client === item.id.client) last.text += text
+      else runs.push({ client: item.id.client, user: users.getUserByClientId(item.id.client) ?? null, text })
+    }
+    return runs
+  },
   transact ({ ops }) {
     if (!Array.isArray(ops)) throw new Error('ops must be a list')
     doc.transact(() => ops.forEach(applyOp))

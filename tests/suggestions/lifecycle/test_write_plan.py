@@ -18,16 +18,16 @@ from suggestions.markup.rewriting import RawEdit, apply_raw_edits
 
 
 class _Room:
-    """The two things `write_plan` uses of a room: its Doc and a transaction on it."""
+    """The one thing `write_plan` uses of a room: a writing transaction on its Doc."""
 
     def __init__(self, text: str) -> None:
         self.doc = Doc()
         self.doc.get(CONTENTS, type=Text).insert(0, text)
 
     @contextlib.contextmanager
-    def transact(self) -> Iterator[None]:
+    def writing(self) -> Iterator[Doc]:
         with self.doc.transaction():
-            yield
+            yield self.doc
 
     def text(self) -> str:
         return str(self.doc.get(CONTENTS, type=Text))
