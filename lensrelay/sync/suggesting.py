@@ -22,6 +22,7 @@ from lensrelay.docstore.frontmattermap import FRONTMATTER_MAP
 from lensrelay.docstore.rehearsal import UpdateDeclined
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.texts import CONTENTS
+from lensrelay.docstore.writers import USERS
 from lensrelay.models import ApiToken
 
 SUGGESTING_PARAMETER = "suggesting"
@@ -79,18 +80,48 @@ def suggesting_person(access: Access, scope: dict[str, Any]) -> Person | None:
 
 def suggesting_check(person: Person) -> Callable[[Doc[Any], Doc[Any]], None]:
     """The check `Room.apply_update` runs on a suggesting session's update: its text changes go to the
-    rule; no other part of the document may change (a new shared type, Relay's frontmatter map)."""
+    rule; its own entry of `users` may change (its editor names its client id there); no other part of
+    the document may change (a new shared type, Relay's frontmatter map, another person's entry)."""
 
     def check(live: Doc[Any], tried: Doc[Any]) -> None:
-        roots = set(live.keys())
-        if set(tried.keys()) - roots - {CONTENTS}:
+        roots, tried_roots = set(live.keys()), set(tried.keys())
+        if tried_roots - roots - {CONTENTS, USERS}:
             raise UpdateDeclined("only the note's text can be changed")
         if FRONTMATTER_MAP in roots and (
             tried.get(FRONTMATTER_MAP, type=Map).to_py() != live.get(FRONTMATTER_MAP, type=Map).to_py()
         ):
             raise UpdateDeclined("only the note's text can be changed")
+        if USERS in tried_roots:
+            _check_users(_users(live, roots), tried.get(USERS, type=Map).to_py() or {}, person.username)
         before, after = str(live.get(CONTENTS, type=Text)), str(tried.get(CONTENTS, type=Text))
         if before != after:
             _rule.check(before, after, person)
 
     return check
+
+
+# A PermanentUserData entry: a person's client ids (one per browser tab) and their deletions.
+_MAX_USER_IDS = 1000
+
+
+def _users(live: Doc[Any], roots: set[str]) -> dict[str, Any]:
+    return (live.get(USERS, type=Map).to_py() or {}) if USERS in roots else {}
+
+
+def _check_users(before: dict[str, Any], after: dict[str, Any], username: str) -> None:
+    others = {k: v for k, v in after.items() if k != username}
+    if others != {k: v for k, v in before.items() if k != username}:
+        raise UpdateDeclined("only your own entry of the users map can be changed")
+    own = after.get(username)
+    if own == before.get(username):
+        return
+    if (
+        not isinstance(own, dict)
+        or set(own) - {"ids", "ds"}
+        or not isinstance(ids := own.get("ids", []), list)
+        or not isinstance(ds := own.get("ds", []), list)
+        or len(ids) > _MAX_USER_IDS
+        or not all(isinstance(i, int | float) and not isinstance(i, bool) for i in ids)
+        or not all(isinstance(d, bytes | bytearray) for d in ds)
+    ):
+        raise UpdateDeclined("a users entry holds only client ids and deletions")

@@ -12,7 +12,7 @@ from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
-from pycrdt import Doc, Map, Text
+from pycrdt import Array, Doc, Map, Text
 
 from lensrelay.protocol import wire
 from lensrelay.routing import websocket_urlpatterns
@@ -194,6 +194,42 @@ async def test_nothing_but_the_text_may_change(store: Any, note: Any) -> None:
     other.get("secrets", type=Text).insert(0, "x")
     reason = await answer(comm, other.get_update())
     assert reason is not None and "only the note's text" in reason
+    await comm.disconnect()
+
+
+async def test_they_name_their_own_client_in_users_and_no_one_elses(store: Any, note: Any) -> None:
+    """The editor registers its Yjs client id under the person's name (PermanentUserData), so others can
+    tell who wrote what; another's entry, or anything but ids and deletions, is refused whole."""
+    sam = await suggester()
+    comm = await open_as(sam, note.doc_id)
+    client = await handshake(comm)
+
+    def entry(name: str, ids: list[Any], ds: list[bytes] | None = None) -> bytes:
+        before = client.get_state()
+        client.get("users", type=Map)[name] = Map({"ids": Array(ids), "ds": Array(ds or [])})
+        return client.get_update(before)
+
+    # a deletion set as Yjs's PermanentUserData records one (a Uint8Array)
+    deleted = b"\x01\x05\x01\x04\x02"
+    assert await answer(comm, entry("sam", [float(client.client_id)], [deleted])) is None
+    room = await store.get(note.doc_id)
+    for _ in range(50):
+        if "sam" in room.doc.get("users", type=Map).to_py():
+            break
+        await asyncio.sleep(0.02)
+    assert room.doc.get("users", type=Map).to_py() == {
+        "sam": {"ids": [float(client.client_id)], "ds": [deleted]}
+    }
+    # posing as someone else, and smuggling text into one's own entry, are refused
+    for name, ids, why in (("rita", [1.0], "only your own entry"), ("sam", ["<script>"], "only client ids")):
+        fresh = await open_as(sam, note.doc_id)
+        client = await handshake(fresh)
+        reason = await answer(fresh, entry(name, ids))
+        assert reason is not None and why in reason, reason
+        await fresh.disconnect()
+    await asyncio.sleep(0.1)
+    users = room.doc.get("users", type=Map).to_py()
+    assert set(users) == {"sam"} and len(users["sam"]["ids"]) == 1 and "<script>" not in str(users)
     await comm.disconnect()
 
 
