@@ -19,6 +19,7 @@ import {
 import { defaultKeymap } from "@codemirror/commands";
 import { markdown } from "@codemirror/lang-markdown";
 import { syntaxHighlighting, defaultHighlightStyle } from "@codemirror/language";
+import { authorship, authorshipTheme, registerAuthor } from "./authorship.js";
 import { startFileTree } from "./filetree.js";
 import { postForm } from "./http.js";
 import { noteLinks } from "./links.js";
@@ -44,11 +45,16 @@ function start() {
   startSwitcher({ entries: page.links.entries, currentDocId: page.config.docId });
   if (!page.config.text) return; // a binary file: the template shows its preview or download
   connect(page);
+  page.users = registerAuthor(page.ydoc, page.provider, page.config.user, {
+    write: page.config.canEdit || page.config.suggestOnly,
+  });
+  page.authors = authorship({ ytext: page.ytext, users: page.users, colourOf: colorOf });
   const review = new Review(page);
   page.view = createEditor(page, review);
   window.lensEditor = { view: page.view, ydoc: page.ydoc, ytext: page.ytext, provider: page.provider };
   bindDecisionControls(page, review);
   bindViewSwitch(page);
+  bindAuthorship(page);
   bindBulkAndUndo(review);
   followPending(page, review);
   showPresence(page);
@@ -272,6 +278,8 @@ function createEditor(page, review) {
         language,
         config.markdown ? page.links.extension : [],
         page.field,
+        page.authors.extension,
+        authorshipTheme,
         page.readOnly.of([EditorState.readOnly.of(!config.canEdit && !config.suggestOnly), EditorView.editable.of(true)]),
         suggestingFilter(page),
         // The Comment button follows the selection: one comparison per change of it, nothing more.
@@ -357,6 +365,15 @@ function bindViewSwitch(page) {
       });
     }),
   );
+}
+
+/** The Authors choice: hidden, strips in the margin or colours in the text; the last one is kept. */
+function bindAuthorship(page) {
+  const select = document.getElementById("lr-authorship");
+  if (!select) return;
+  select.value = page.authors.stored();
+  page.authors.show(page.view, select.value);
+  select.addEventListener("change", () => page.authors.show(page.view, select.value));
 }
 
 function bindBulkAndUndo(review) {

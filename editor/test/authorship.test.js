@@ -1,0 +1,43 @@
+// Who wrote what, read from the Yjs text: runs by client id in CodeMirror's units (UTF-16), and a line's
+// main author. Run: node --test editor/test/
+import assert from "node:assert/strict";
+import test from "node:test";
+import * as Y from "yjs";
+
+import { authorRuns, mainAuthor } from "../src/authorship.js";
+
+function twoWriters() {
+  const ana = new Y.Doc();
+  ana.clientID = 11;
+  ana.getText("contents").insert(0, "Hello 😀 world\n");
+  const bot = new Y.Doc();
+  bot.clientID = 22;
+  Y.applyUpdate(bot, Y.encodeStateAsUpdate(ana));
+  bot.getText("contents").insert(6, "big ");
+  bot.getText("contents").delete(0, 1); // a deletion leaves no run of its own
+  Y.applyUpdate(ana, Y.encodeStateAsUpdate(bot));
+  return ana.getText("contents");
+}
+
+test("runs follow the writers of the live text, in UTF-16 units", () => {
+  const text = twoWriters();
+  assert.equal(text.toString(), "ello big 😀 world\n");
+  const runs = authorRuns(text);
+  assert.deepEqual(
+    runs.map((r) => [text.toString().slice(r.from, r.to), r.client]),
+    [["ello ", 11], ["big ", 22], ["😀 world\n", 11]],
+  );
+  assert.equal(runs[runs.length - 1].to, text.toString().length); // what CodeMirror counts
+});
+
+test("a line's main author has the most of its characters", () => {
+  const runs = [
+    { from: 0, to: 3, client: 1 },
+    { from: 3, to: 10, client: 2 },
+    { from: 10, to: 12, client: 1 },
+  ];
+  const nameOf = (c) => (c === 1 ? "ana" : "claude");
+  assert.equal(mainAuthor(runs, 0, 12, nameOf), "claude");
+  assert.equal(mainAuthor(runs, 0, 3, nameOf), "ana");
+  assert.equal(mainAuthor(runs, 12, 13, nameOf), null);
+});
