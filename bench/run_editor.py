@@ -134,6 +134,12 @@ async def main() -> None:
         "--bundle", action="append", default=[], help="an editor.js to serve instead (repeatable)"
     )
     parser.add_argument("--rounds", type=int, default=1, help="rounds of the big note, each bundle in turn")
+    parser.add_argument(
+        "--authors",
+        default="",
+        help="also type --keys live keys in the big note with the Authors view in each of these modes "
+        "(comma-separated: off,gutter,inline), in turn",
+    )
     args = parser.parse_args()
     bundles: list[Path | None] = [Path(b).resolve() for b in args.bundle] or [None]
     out = Path(args.out)
@@ -277,6 +283,12 @@ async def main() -> None:
                     file=sys.stderr,
                 )
                 profile_keys(page, doc)
+            for mode in filter(None, args.authors.split(",")):
+                page.select_option("#lr-authorship", mode)
+                page.focus("#lr-editor .cm-content")
+                sync, _ = page.evaluate(TYPE_JS, [args.keys, 2000, "a"])
+                figures[f"authors_{mode}_key_p50_ms"] = pct(sync, 0.5)
+                figures[f"authors_{mode}_key_p99_ms"] = pct(sync, 0.99)
             figures["visible_marks"] = page.locator(".lr-ins").count()
             if PROFILE:
                 print(
