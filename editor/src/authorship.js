@@ -12,18 +12,36 @@ export const MODES = ["off", "gutter", "inline"];
 const STORED = "lr-authorship";
 const UNKNOWN = "someone not named";
 
-/** The text's live runs in order, `{from, to, client}`, in UTF-16 units as CodeMirror counts. */
+/** The text's live runs in order, `{from, to, client, before, after}`, in UTF-16 units as CodeMirror counts;
+ * `before` and `after` are the ids of the removed items right around the run, if any. */
 export function authorRuns(ytext) {
   const runs = [];
   let pos = 0;
+  let gap = false; // something was removed since the last live item: a run ends there
   for (let item = ytext._start; item !== null; item = item.right) {
+    if (item.deleted) gap = true;
     if (item.deleted || !item.countable) continue;
-    const last = runs[runs.length - 1];
-    if (last !== undefined && last.client === item.id.client) last.to += item.length;
-    else runs.push({ from: pos, to: pos + item.length, client: item.id.client });
+    let run = runs[runs.length - 1];
+    if (run !== undefined && run.client === item.id.client && !gap) run.to += item.length;
+    else {
+      run = { from: pos, to: pos + item.length, client: item.id.client, before: removedId(item.left), after: null };
+      runs.push(run);
+    }
+    run.after = removedId(item.right);
     pos += item.length;
+    gap = false;
   }
   return runs;
+}
+
+const removedId = (item) => (item !== null && item.deleted ? item.id : null);
+
+/** Who removed the marks around a run: the same person removed what stood right before and right after it
+ * (accepting a suggestion removes its delimiters and keeps its words), or null. */
+export function acceptedBy(run, users) {
+  if (run.before === null || run.after === null) return null;
+  const before = users.getUserByDeletedId(run.before);
+  return before !== undefined && before === users.getUserByDeletedId(run.after) ? before : null;
 }
 
 /** The author with the most characters in [from, to), or null (an empty line). */
@@ -122,12 +140,14 @@ export function authorship({ ytext, users, colourOf }) {
             if (run.to <= from) continue;
             if (run.from >= to) break;
             const name = nameOf(run.client);
+            const decided = acceptedBy(run, users);
+            const said = `Written by ${name}` + (decided !== null && decided !== name ? `, accepted by ${decided}` : "");
             builder.add(
               Math.max(run.from, from),
               Math.min(run.to, to),
               Decoration.mark({
                 class: "lr-written",
-                attributes: { title: `Written by ${name}`, style: `background: ${colourOf(name)}26`, "data-author": name },
+                attributes: { title: said, style: `background: ${colourOf(name)}26`, "data-author": name },
               }),
             );
           }

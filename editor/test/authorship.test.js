@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 import * as Y from "yjs";
 
-import { authorRuns, mainAuthor } from "../src/authorship.js";
+import { acceptedBy, authorRuns, mainAuthor } from "../src/authorship.js";
 
 function twoWriters() {
   const ana = new Y.Doc();
@@ -28,6 +28,25 @@ test("runs follow the writers of the live text, in UTF-16 units", () => {
     [["ello ", 11], ["big ", 22], ["😀 world\n", 11]],
   );
   assert.equal(runs[runs.length - 1].to, text.toString().length); // what CodeMirror counts
+  assert.deepEqual([runs[0].before.client, runs[0].before.clock], [11, 0]); // the removed "H" is right before
+  assert.equal(runs[1].before, null);
+});
+
+test("accepted: the same person removed what stood right before and after a run", () => {
+  const doc = new Y.Doc();
+  doc.clientID = 7;
+  const text = doc.getText("contents");
+  text.insert(0, "{++swift++}");
+  text.delete(8, 3); // the closing delimiter
+  text.delete(0, 3); // the opening one
+  const [run] = authorRuns(text);
+  assert.equal(text.toString(), "swift");
+  const by = (name) => ({ getUserByDeletedId: () => name });
+  assert.equal(acceptedBy(run, by("rita")), "rita");
+  assert.equal(acceptedBy(run, by(undefined)), null);
+  const split = { getUserByDeletedId: (id) => (id.clock === 0 ? "rita" : "otto") };
+  assert.equal(acceptedBy(run, split), null); // two people, two edits: not an acceptance
+  assert.equal(acceptedBy({ ...run, after: null }, by("rita")), null);
 });
 
 test("a line's main author has the most of its characters", () => {

@@ -19,7 +19,7 @@ from lensrelay.docstore import persistence
 from lensrelay.docstore.acting import current_actor, current_label
 from lensrelay.docstore.frontmattermap import FrontmatterFollower
 from lensrelay.docstore.rehearsal import Rehearsal, UpdateRefused, apply_or_refuse
-from lensrelay.docstore.writers import WriterDocs, writer_for
+from lensrelay.docstore.writers import WriterDocs, deletion_set, writer_for
 from lensrelay.observability import metrics
 from lensrelay.protocol import wire
 from lensrelay.protocol.awareness import AwarenessStates
@@ -168,16 +168,24 @@ class Room(Generic[Host]):
     def writing(self, origin: object = SERVER) -> Iterator[Doc[Any]]:
         """Like `transact`, for a change made on someone's behalf (docstore.acting): it is made on a Doc
         with the actor's own Yjs client id and its difference applied here, with the actor's entry in
-        `users` (docstore.writers), so clients can tell who wrote it. Read the text from the Doc given,
-        not from `self.doc`, inside. Without an actor, the change is the server's own."""
+        `users` (docstore.writers), so clients can tell who wrote it, and who removed what when the change
+        only removes (accepting a suggestion removes its delimiters). Read the text from the Doc given, not
+        from `self.doc`, inside. Without an actor, the change is the server's own."""
         actor = current_actor()
         if actor is None:
             with self.transact(origin) as doc:
                 yield doc
             return
         writer = writer_for(actor)
+        made: list[bytes] = []
         try:
-            yield self._writers.checkout(writer)
+            doc = self._writers.checkout(writer)
+            watching = doc.observe(lambda event: made.append(event.update))
+            try:
+                with doc.transaction():
+                    yield doc
+            finally:
+                doc.unobserve(watching)
             difference = self._writers.difference(writer)
         except BaseException:
             self._writers.discard(writer)
@@ -185,7 +193,7 @@ class Room(Generic[Host]):
         try:
             with self.transact(origin) as live:
                 apply_or_refuse(live, difference)
-                self._writers.register(writer)
+                self._writers.register(writer, deleted=deletion_set(made))
         except UpdateRefused:
             self._writers.discard(writer)
             raise

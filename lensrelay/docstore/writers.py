@@ -74,25 +74,39 @@ class WriterDocs:
         """What the writer's Doc holds beyond the live Doc."""
         return self._docs[writer.client_id].get_update(self._live.get_state())
 
-    def register(self, writer: Writer) -> None:
-        """The writer's client id in `users` (call inside the live Doc's transaction), once it wrote an
-        item (a deletion alone leaves no item to attribute)."""
-        if writer in self._registered or writer.client_id not in clients(self._live.get_state()):
+    def register(self, writer: Writer, *, deleted: bytes = b"") -> None:
+        """The writer's client id in `users` once it wrote an item, and the deletion set of a change that
+        only deleted (call inside the live Doc's transaction)."""
+        wrote = writer.client_id in clients(self._live.get_state())
+        if not deleted and (writer in self._registered or not wrote):
             return
         users = self._live.get(USERS, type=Map)
         entry = users.get(writer.name)
+        if not isinstance(entry, Map):
+            users[writer.name] = Map({"ids": Array(), "ds": Array()})
+            entry = users[writer.name]
+        for name in ("ids", "ds"):
+            if not isinstance(entry.get(name), Array):
+                entry[name] = Array()
         # Floats: pycrdt writes a Python int as a BigInt, which Yjs's PermanentUserData does not match
         # against client ids (numbers).
         client = float(writer.client_id)
-        if not isinstance(entry, Map):
-            users[writer.name] = Map({"ids": Array([client]), "ds": Array()})
-        else:
-            ids = entry.get("ids")
-            if not isinstance(ids, Array):
-                entry["ids"] = Array([client])
-            elif client not in list(ids):
-                ids.append(client)
-        self._registered.add(writer)
+        if wrote and client not in list(entry["ids"]):
+            entry["ids"].append(client)
+        if deleted:
+            entry["ds"].append(deleted)
+        if wrote:
+            self._registered.add(writer)
+
+
+def deletion_set(updates: list[bytes]) -> bytes:
+    """The deletion set of a change, as PermanentUserData keeps one, when its one update only deletes.
+
+    A Yjs v1 update is its structs (first, how many clients wrote some) then its deletion set, encoded as
+    `writeDeleteSet` encodes one: with no structs, the rest of the update is exactly that."""
+    if len(updates) != 1 or updates[0][:1] != b"\x00" or updates[0] == b"\x00\x00":
+        return b""
+    return updates[0][1:]
 
 
 def clients(state_vector: bytes) -> set[int]:

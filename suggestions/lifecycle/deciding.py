@@ -88,9 +88,6 @@ def _decide_markup(
     hunk) is written into the marks first, in the same transaction: everyone sees one change. Returns
     what undo needs to write the markup back.
     """
-    ytext = room.doc.get(
-        CONTENTS, type=Text
-    )  # its text is ``raw``, whose changes of this suggestion are given
     if not changes:
         raise StaleSuggestion(STALE_GONE)
     if len(changes) < len(suggestion.hunks):
@@ -102,7 +99,11 @@ def _decide_markup(
     if mismatch is not None:
         raise StaleSuggestion(mismatch)
     revising = revision_edits(raw, suggestion.uid, revision) if revision else []
-    with room.transact():
+    # As the reviewer: who removed the marks (and wrote a revision) is kept in the note's `users` map.
+    with room.writing() as doc:
+        ytext = doc.get(
+            CONTENTS, type=Text
+        )  # its text is ``raw``, whose changes of this suggestion are given
         current = raw
         if revising:
             for edit in reversed(revising):

@@ -69,7 +69,7 @@ async def test_each_assistant_and_person_is_named_for_the_text_they_wrote_and_ac
     assert len(assistants) == 2 and ana_id not in assistants
     assert "swift" not in users[None]  # the imported text: no one registered its client
     users_map = await ana.get_map("users")
-    assert set(users_map) == {"ana", "suggest · mcp", "admin · mcp"}
+    assert set(users_map) == {"ana", "suggest · mcp", "admin · mcp"}  # no one who wrote nothing
 
     # The reviewer accepts: the delimiters go, the proposed text stays the assistant's.
     rita = await Staff.sign_in(relay.http_url, "rita")
@@ -77,6 +77,11 @@ async def test_each_assistant_and_person_is_named_for_the_text_they_wrote_and_ac
     decided = await rita.post(f"/admin/suggestions/suggestion/{pk}/decide/", {"decision": "accept"})
     assert decided.status_code == 302
     await ana.wait_text(contains="The swift fox")
-    after = by_user(await ana.authorship())
+    runs = await ana.authorship()
+    after = by_user(runs)
     assert "swift" in after["suggest · mcp"] and "{++" not in after["suggest · mcp"], after
     assert "quick" not in "".join(after.values())
+    # and Yjs's PermanentUserData says who removed the marks around it: the reviewer accepted it
+    [swift] = [r for r in runs if r["user"] == "suggest · mcp" and "swift" in r["text"]]
+    assert swift["removedBefore"] == swift["removedAfter"] == "rita", swift
+    assert "rita" in await ana.get_map("users")

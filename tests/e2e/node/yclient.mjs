@@ -180,9 +180,14 @@ const commands = {
     for (let item = textOf(name)._start; item !== null; item = item.right) {
       if (item.deleted || !item.countable) continue
       const text = item.content.getContent().join('')
-      const last = runs[runs.length - 1]
-      if (last !== undefined && last.client === item.id.client) last.text += text
-      else runs.push({ client: item.id.client, user: users.getUserByClientId(item.id.client) ?? null, text })
+      const removedBy = (other) => (other !== null && other.deleted ? users.getUserByDeletedId(other.id) ?? null : null)
+      let last = runs[runs.length - 1]
+      if (last !== undefined && last.client === item.id.client && !item.left?.deleted) last.text += text
+      else {
+        last = { client: item.id.client, user: users.getUserByClientId(item.id.client) ?? null, text, removedBefore: removedBy(item.left) }
+        runs.push(last)
+      }
+      last.removedAfter = removedBy(item.right)
     }
     return runs
   },

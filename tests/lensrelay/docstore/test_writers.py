@@ -90,3 +90,26 @@ async def test_without_an_actor_the_change_is_the_servers_own(room: Any) -> None
     write(room, 0, "background ")
     assert room.doc.client_id in clients(room.doc.get_state())
     assert users(room) == {}
+
+
+async def test_a_change_that_only_removes_is_recorded_as_its_deletion_set(room: Any) -> None:
+    """Accepting a suggestion removes its delimiters: who removed them goes into `ds`, as Yjs's
+    PermanentUserData records a person's deletions, so clients can say who accepted."""
+    with acting_as(CLAUDE):
+        write(room, 5, " {++x++}")
+    before = room.doc.get_update()
+    with acting_as(ADA), room.writing() as doc:
+        del doc.get("contents", type=Text)[6:9]
+    entry = room.doc.get(USERS, type=Map)["ada"].to_py()
+    assert entry["ids"] == [] and len(entry["ds"]) == 1  # removed, wrote nothing
+    # the set is exactly what was removed: as the deletion part of an update, it removes just that
+    replay = Doc()
+    replay.apply_update(before)
+    replay.apply_update(b"\x00" + bytes(entry["ds"][0]))
+    assert str(replay.get("contents", type=Text)) == "start x++}"
+    # a change that also writes records no set (its deletions are not told apart from its insertions)
+    with acting_as(ADA), room.writing() as doc:
+        text = doc.get("contents", type=Text)
+        del text[7:10]
+        text.insert(0, ">")
+    assert len(room.doc.get(USERS, type=Map)["ada"].to_py()["ds"]) == 1
