@@ -18,10 +18,12 @@ class McpToolsConfig(AppConfig):
         from mcp_tools.callers.sessions import connect_token_signals
         from mcp_tools.notifications import produce
         from mcp_tools.resources import documents  # noqa: F401
+        from mcp_tools.tasks.records import connect_task_signals
 
         connect_token_signals()
         connect_credential_signals()
         produce.connect_notification_signals()
+        connect_task_signals()
         # `resources/updated` for the notes that changed, a derived view: with a derive process, once per
         # pass, run first (cheap, and what a waiting client hears; the other views write what is read
         # later: backlinks, search rows, vectors); inline, a moment after this process's edits.

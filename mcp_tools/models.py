@@ -1,5 +1,5 @@
-"""MCP sessions (handshake protocol era) and read marks (read-before-edit), kept in the database so
-every worker process sees them."""
+"""MCP sessions (handshake protocol era), read marks (read-before-edit) and tasks (the Tasks extension), kept
+in the database so every worker process sees them."""
 
 from __future__ import annotations
 
@@ -125,3 +125,34 @@ class McpEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} #{self.seq}"
+
+
+class McpTask(models.Model):
+    """A `tools/call` answered with a task (the Tasks extension, `io.modelcontextprotocol/tasks`): the
+    suggestion the call proposed, which a person decides. The task keeps no status of its own: `tasks/get`
+    reads it from the suggestion's row, so a decision, an undo or a purge is seen on every worker and after
+    a restart without anything here being kept in step."""
+
+    # Unguessable (the SEP: task ids may act as bearer handles); still only its own token may use it.
+    id = models.CharField(max_length=64, primary_key=True)
+    # None never: an anonymous caller (test configuration) gets no tasks. Deleting the token ends its tasks.
+    token = models.ForeignKey("lensrelay.ApiToken", on_delete=models.CASCADE, related_name="+")
+    # The folder it was proposed in, to hide the task from a token narrowed away from it even once the
+    # suggestion is purged (folders are deleted with their rows: None then).
+    folder_id = models.IntegerField(null=True, blank=True)
+    tool = models.CharField(max_length=32)
+    suggestion_uid = models.CharField(max_length=32, db_index=True)
+    # The tool's own answer, repeated in the task's final result (a client resolving the task sees only that).
+    answer = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Moved by every decision on the suggestion (its `suggestion_decided`, undo included): `lastUpdatedAt`.
+    updated_at = models.DateTimeField(default=timezone.now)
+    # `tasks/cancel` withdrew the pending suggestion (rejected it, undecided by anyone) at this time.
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "MCP task"
+        ordering: ClassVar = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"task {self.id[:8]}… for suggestion {self.suggestion_uid}"

@@ -38,6 +38,13 @@ class ToolContext:
     client_name: str = ""
     session_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The suggestions this call proposed (uids), so the transport can answer with a task that completes
+    # when a person decides (the Tasks extension, mcp_tools/transport/tasking.py).
+    proposed: list[str] = field(default_factory=list)
+
+    def record_proposal(self, uid: str) -> None:
+        """This call proposed the suggestion `uid` (a write tool says so once it is made)."""
+        self.proposed.append(uid)
 
     async def record_read(self, doc_id: str) -> None:
         """Remember that this caller has read the document (read-before-edit)."""
@@ -88,6 +95,9 @@ class Tool:
     offered_when: Callable[[], bool] = _always
     # The shape of its `ToolResult.structured` (its `outputSchema`); None: it answers text only.
     output: type[BaseModel] | None = None
+    # It proposes a suggestion a person decides: a client declaring the Tasks extension may be answered
+    # with a task that completes on the decision (mcp_tools/transport/tasking.py).
+    tasks: bool = False
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.args.model_json_schema(by_alias=True)
@@ -149,6 +159,7 @@ def tool(
     fixture: bool = False,
     offered_when: Callable[[], bool] = _always,
     output: type[BaseModel] | None = None,
+    tasks: bool = False,
 ) -> Callable[[Callable[[ToolContext, A], Awaitable[R]]], Callable[[ToolContext, A], Awaitable[R]]]:
     def register(
         handler: Callable[[ToolContext, A], Awaitable[R]],
@@ -167,6 +178,7 @@ def tool(
             fixture=fixture,
             offered_when=offered_when,
             output=output,
+            tasks=tasks,
         )
         return handler
 

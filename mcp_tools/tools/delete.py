@@ -35,6 +35,7 @@ class DeleteArgs(ToolArgs):
     read_only=False,
     destructive=True,
     idempotent=False,
+    tasks=True,
 )
 async def delete(ctx: ToolContext, args: DeleteArgs) -> str:
     kb = await open_kb()
@@ -56,6 +57,7 @@ async def delete(ctx: ToolContext, args: DeleteArgs) -> str:
         )
     except SuggestionError as exc:
         raise ToolError(str(exc)) from exc
+    ctx.record_proposal(suggestion.uid)
     return (
         f"Suggested deleting {entry.user_path} for human review (suggestion {suggestion.uid}, pending)."
         + confirmed

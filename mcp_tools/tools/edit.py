@@ -36,6 +36,7 @@ class EditArgs(ToolArgs):
     args=EditArgs,
     read_only=False,
     idempotent=False,
+    tasks=True,
 )
 async def edit(ctx: ToolContext, args: EditArgs) -> str:
     kb = await open_kb()
@@ -56,4 +57,6 @@ async def edit(ctx: ToolContext, args: EditArgs) -> str:
         )
     except SuggestionError as exc:
         raise edit_refused(str(exc)) from exc
+    if outcome.suggestion is not None:
+        ctx.record_proposal(outcome.suggestion.uid)
     return edit_reply(user_path=entry.user_path, specs=specs, outcome=outcome)

@@ -41,6 +41,7 @@ class MoveArgs(ToolArgs):
     args=MoveArgs,
     read_only=False,
     idempotent=False,
+    tasks=True,
 )
 async def move(ctx: ToolContext, args: MoveArgs) -> str:
     refuse_trash_path(args.file_path)
@@ -58,6 +59,7 @@ async def move(ctx: ToolContext, args: MoveArgs) -> str:
         )
     except SuggestionError as exc:
         raise ToolError(str(exc)) from exc
+    ctx.record_proposal(suggestion.uid)
     what = "the folder " if requested.moves_folder else ""
     return (
         f"Suggested moving {what}{suggestion.path} -> {suggestion.new_path} for human review "

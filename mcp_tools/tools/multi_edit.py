@@ -42,6 +42,7 @@ class MultiEditArgs(ToolArgs):
     args=MultiEditArgs,
     read_only=False,
     idempotent=False,
+    tasks=True,
 )
 async def multi_edit(ctx: ToolContext, args: MultiEditArgs) -> str:
     kb = await open_kb()
@@ -63,6 +64,8 @@ async def multi_edit(ctx: ToolContext, args: MultiEditArgs) -> str:
         )
     except SuggestionError as exc:
         raise edit_refused(str(exc)) from exc
+    if outcome.suggestion is not None:  # none for a dry run
+        ctx.record_proposal(outcome.suggestion.uid)
     return edit_reply(
         user_path=entry.user_path,
         specs=specs,

@@ -42,6 +42,7 @@ class WriteArgs(ToolArgs):
     args=WriteArgs,
     read_only=False,
     idempotent=False,
+    tasks=True,
 )
 async def write(ctx: ToolContext, args: WriteArgs) -> str:
     if not ctx.access.can_suggest:
@@ -63,6 +64,8 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
                 replacement=args.content,
                 comment=args.comment,
             )
+            if changed.suggestion is not None:
+                ctx.record_proposal(changed.suggestion.uid)
             return file_change_reply(entry, changed)
         if entry is not None:
             await require_read(ctx, entry, args.file_path)
@@ -75,6 +78,7 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
                 replacement=args.content,
             )
             assert outcome.suggestion is not None
+            ctx.record_proposal(outcome.suggestion.uid)
             text = (
                 f"Suggested changes to {entry.user_path} as CriticMarkup for human review "
                 f"(suggestion {outcome.suggestion.uid}, pending; {describe(outcome)})."
@@ -92,6 +96,7 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
                 proposer=proposer(ctx),
                 comment=args.comment,
             )
+            ctx.record_proposal(suggestion.uid)
             return (
                 f"Suggested creating {suggestion.path} for human review (suggestion {suggestion.uid}, "
                 "pending): the file is created when a reviewer accepts."
@@ -110,6 +115,7 @@ async def write(ctx: ToolContext, args: WriteArgs) -> str:
         raise ToolError(f"Error: {exc}") from exc
     except InvalidPath as exc:
         raise ToolError(f"Error: invalid path {args.file_path!r}: {exc}") from exc
+    ctx.record_proposal(suggestion.uid)
     return (
         f"Created {suggestion.path} with its content as a suggestion for human review "
         f"(suggestion {suggestion.uid}, pending)."

@@ -26,7 +26,7 @@ from mcp_tools.notifications.subscriptions import TooManySubscriptions, subscrip
 from mcp_tools.registry import NO_STRUCTURED_VERSIONS, Tool, ToolError, ToolResult
 from mcp_tools.resources import providers
 from mcp_tools.resources.documents import DOCUMENTS, document_uri
-from mcp_tools.transport import catalog
+from mcp_tools.transport import catalog, tasking
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.jsonrpc import (
     INTERNAL_ERROR,
@@ -70,6 +70,9 @@ def server_capabilities(*, stateless: bool) -> dict[str, Any]:
     if prompts.offered_prompts():
         capabilities["prompts"] = {"listChanged": False}
         capabilities["completions"] = {}
+    if stateless:
+        # Defined for 2026-07-28 only (SEP-2663): the handshake era's experimental tasks are another design.
+        capabilities["extensions"] = {tasking.EXTENSION: {}}
     return capabilities
 
 
@@ -176,8 +179,13 @@ async def _call_tool(
         with acting_as(scope.access.actor.with_client(scope.client_name)):
             if isinstance(tool, Tool):
                 parsed = tool.parse(arguments)
-                answer = await tool.handler(scope.tool_context(), parsed)
-                return tool_answer(answer, protocol_version=scope.protocol_version)
+                ctx = scope.tool_context()
+                answer = tool_answer(await tool.handler(ctx, parsed), protocol_version=scope.protocol_version)
+                if tasking.answers_with_task(scope, tool_tasks=tool.tasks, proposed=ctx.proposed):
+                    return await tasking.task_answer(
+                        scope, tool=tool.name, suggestion_uid=ctx.proposed[0], answer=answer
+                    )
+                return answer
             return await tool.handler(scope, arguments)
     except ToolError as exc:
         return tool_failure(str(exc))
@@ -275,7 +283,13 @@ HANDSHAKE_METHODS: dict[str, Handler] = {
     "resources/subscribe": subscribe,
     "resources/unsubscribe": unsubscribe,
 }
-STATELESS_METHODS: dict[str, Handler] = {**SHARED_METHODS, "server/discover": discover}
+STATELESS_METHODS: dict[str, Handler] = {
+    **SHARED_METHODS,
+    "server/discover": discover,
+    tasking.GET: tasking.get_task,
+    tasking.UPDATE: tasking.update_task,
+    tasking.CANCEL: tasking.cancel_task,
+}
 
 
 # ------------------------------------------------------------------------------------------- running
@@ -316,7 +330,10 @@ async def run_request(scope: CallScope, request: Request) -> dict[str, Any]:
         handler = table.get(request.method)
         if handler is None:
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
-        validate_params(request.method, scope.protocol_version, request.params)
+        if request.method in tasking.METHODS:  # the extension's, not in the protocol's schema
+            tasking.check_request(scope, request.method, request.params)
+        else:
+            validate_params(request.method, scope.protocol_version, request.params)
         problem = find_unencodable(request.params, where="params")
         if problem is None:
             result = await handler(scope, dict(request.params or {}))

@@ -62,7 +62,15 @@ ERROR_STATUS = {
     METHOD_NOT_FOUND: 404,
 }
 # Methods whose name (or URI) the Mcp-Name header repeats.
-NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The Tasks extension (SEP-2663): routes a task's requests to whoever holds it.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 def status_of(message: dict[str, Any]) -> int:
