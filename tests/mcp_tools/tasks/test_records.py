@@ -12,13 +12,12 @@ from django.contrib.auth.models import User
 from lensrelay.access.auth import Access
 from lensrelay.access.tokens import token_create
 from lensrelay.vault.documents import document_create
-from lensrelay.vault.paths import path_index
 from mcp_tools.models import McpTask
 from mcp_tools.tasks.records import MAX_TASK_ID_CHARS, task_create, task_find, task_read, task_withdraw
 from suggestions.lifecycle.deciding import suggestion_decide
-from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_edits
 from suggestions.lifecycle.undoing import suggestions_undo_decided
 from suggestions.models import Suggestion
+from tests.suggestions.test_admin import propose
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,19 +26,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 async def proposed(store: Any, make_folder: Any) -> tuple[Suggestion, Any]:
     folder = await sync_to_async(make_folder)("Lens")
     note = await document_create(store=store, folder=folder, path="/Leaf.md", text="Plants make sugar.\n")
-    index = path_index(store)
-    await index.ensure()
-    entry = index.by_doc_id(note.doc_id)
-    assert entry is not None
-    outcome = await suggestion_propose_edits(
-        store=store,
-        entry=entry,
-        proposer=Proposer(author="claude"),
-        specs=[EditSpec("sugar", "glucose")],
-        tool="edit",
-    )
-    assert outcome.suggestion is not None
-    return outcome.suggestion, folder
+    return await propose(store, note, ("sugar", "glucose")), folder
 
 
 def owner(token_id: int, folder_ids: frozenset[int] | None = None, role: str = "suggest") -> Access:
