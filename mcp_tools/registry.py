@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lensrelay.access.auth import Access
+from mcp_tools.tool_icons import ICON_VERSIONS, tool_icons
 
 
 class ToolError(Exception):
@@ -132,6 +133,8 @@ class Tool:
         output = self.output_schema()
         if output is not None and protocol_version not in NO_STRUCTURED_VERSIONS:
             definition["outputSchema"] = output
+        if protocol_version in ICON_VERSIONS:
+            definition["icons"] = tool_icons(name=self.name, read_only=self.read_only)
         return definition
 
     def available_to(self, access: Access) -> bool:

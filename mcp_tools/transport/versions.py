@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.tool_icons import ICON_VERSIONS
+
 if TYPE_CHECKING:
     from django.http import HttpRequest
 
@@ -45,8 +47,7 @@ def server_version() -> str:
         return "0.1.0"
 
 
-# The server's identity may carry icons (`Implementation.icons`) since 2025-11-25.
-ICON_VERSIONS = frozenset({"2025-11-25", "2026-07-28"})
+# The server's identity, like its tools, may carry icons (`Implementation.icons`) since 2025-11-25.
 # The icon its pages use (`/favicon.ico` redirects to it): scalable, so one size fits all.
 SERVER_ICON = "lensrelay/favicon.svg"
 
