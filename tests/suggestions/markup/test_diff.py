@@ -204,9 +204,9 @@ def test_long_document_diff_stays_fast_and_exact() -> None:
     for i in range(0, len(words), 97):
         words[i] = "EDITED"
     new = " ".join(words)
-    started = time.perf_counter()
+    started = time.thread_time()
     rendered = render_suggestion(old, new, meta=META)
-    assert time.perf_counter() - started < 5
+    assert time.thread_time() - started < 5
     assert accept_all(rendered) == new
     assert reject_all(rendered) == old
     # One long line with scattered edits takes the large-block path and still round trips.
@@ -225,9 +225,9 @@ def test_a_block_over_the_whole_block_size_is_one_hunk_and_fast() -> None:
     new_text = "".join(f"New line {n} with café and 東京 words.\n" for n in range(60_000))
     assert len(new_text) > 10 * WHOLE_BLOCK_CHARS
     new = old.replace("PLACEHOLDER", new_text)
-    started = time.perf_counter()
+    started = time.thread_time()  # this thread's CPU: a loaded machine stretches the wall time
     hunks = word_hunks(old, new)
-    assert time.perf_counter() - started < 2.0
+    assert time.thread_time() - started < 2.0
     assert len(hunks) == 1
     [hunk] = hunks
     assert old[: hunk.start] + hunk.new + old[hunk.end :] == new
