@@ -1,0 +1,64 @@
+"""The client's memory between runs: one hidden JSON file in the directory (Obsidian ignores dot-files).
+
+For each note: its id in the folder, its path, and the text both sides held at the last sync (the base of
+the next merge, so edits made on either side while the client was stopped are merged, not overwritten).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lensrelay_sync.paths import STATE_NAME, TEMP_PREFIX
+
+VERSION = 1
+
+
+class StateMismatch(RuntimeError):
+    """The directory mirrors another folder or server than the one asked for."""
+
+
+@dataclass
+class State:
+    server: str = ""
+    folder_doc: str = ""
+    notes: dict[str, dict[str, str]] = field(default_factory=dict)  # uuid -> {"path", "text"}
+    folders: set[str] = field(default_factory=set)  # sub-folder paths mirrored at the last sync
+
+    @classmethod
+    def load(cls, root: Path) -> State:
+        try:
+            raw: dict[str, Any] = json.loads((root / STATE_NAME).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls()
+        if raw.get("version") != VERSION:
+            raise StateMismatch(f"{root / STATE_NAME} was written by another version of lensrelay-sync")
+        return cls(
+            server=str(raw.get("server", "")),
+            folder_doc=str(raw.get("folder_doc", "")),
+            notes={str(k): {"path": str(v["path"]), "text": str(v["text"])} for k, v in raw["notes"].items()},
+            folders={str(f) for f in raw.get("folders", [])},
+        )
+
+    def check(self, *, server: str, folder_doc: str, root: Path) -> None:
+        if self.folder_doc and self.folder_doc != folder_doc:
+            raise StateMismatch(
+                f"{root} mirrors another folder (document {self.folder_doc} on {self.server}); mirror this "
+                f"one into another directory, or delete {root / STATE_NAME} to start over"
+            )
+        self.server, self.folder_doc = server, folder_doc
+
+    def save(self, root: Path) -> None:
+        data = {
+            "version": VERSION,
+            "server": self.server,
+            "folder_doc": self.folder_doc,
+            "notes": dict(sorted(self.notes.items())),
+            "folders": sorted(self.folders),
+        }
+        temp = root / f"{TEMP_PREFIX}state.tmp"
+        temp.write_text(json.dumps(data, ensure_ascii=False, indent=0), encoding="utf-8")
+        os.replace(temp, root / STATE_NAME)

@@ -1,0 +1,570 @@
+"""The folder sync client (`lensrelay-sync`, issue #35) against a running server, with real other sides: an
+y-websocket client typing, the official MCP SDK assistant suggesting, a reviewer accepting over the admin's
+HTTP. The client runs as its own process, as a person runs it; the test edits files as editors save them
+(a temporary file renamed over the note)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .browser import PASSWORD, call, mcp_client
+from .conftest import YClientFactory
+from .relay import Relay, TokenSpec, poll
+from .syncclient import SyncProcess, editor_save, wait_file
+from .test_review_page_browser import suggest
+from .test_undo_http import Staff, rows
+from .yclient import utf16_len
+
+pytestmark = pytest.mark.e2e
+
+SECOND = 1.0  # "within a second": a change made elsewhere is in the file by then
+NOTES = {
+    "Welcome.md": "# Welcome 🦊\n\nThe quick brown fox jumps over the lazy dog.\n",
+    "Notes/Ideas.md": "# Ideas\n\n- Café, 中文, 😀\n- [[Welcome]]\n",
+    "Notes/Deep/Plan.md": "# Plan\n\nStep one.\nStep two.\n",
+}
+FOLDERS = (
+    "Start", "Together", "Review", "Creates", "Readonly", "Hostile", "Offline", "Secret", "DiskMoves",
+    "ServerMoves", "Outage", "Mass",
+)  # fmt: skip
+_SETUP_USERS = """
+from django.contrib.auth.models import Permission, User
+review = Permission.objects.filter(codename__in=["view_suggestion", "review_suggestion"])
+User.objects.create_user("rita", password={password!r}, is_staff=True).user_permissions.set(review)
+print("E2E-USERS ok")
+"""
+
+
+@dataclass(frozen=True)
+class World:
+    relay: Relay
+    edit: str
+    view: str
+    secret_only: str
+
+
+@pytest.fixture(scope="module")
+def world(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> World:
+    vault = tmp_path_factory.mktemp("sync-vault")
+    for name, text in NOTES.items():
+        (vault / name).parent.mkdir(parents=True, exist_ok=True)
+        (vault / name).write_text(text, encoding="utf-8")
+    tokens = relay.setup(
+        imports=[(vault, folder) for folder in FOLDERS],
+        tokens={"secret-only": TokenSpec("edit", ("Secret",))},
+    )
+    assert "E2E-USERS ok" in relay.manage("shell", "-c", _SETUP_USERS.format(password=PASSWORD))
+    return World(relay, relay.tokens["edit"], relay.tokens["view"], tokens["secret-only"])
+
+
+async def start_sync(world: World, path: Path, folder: str | None, token: str | None = None) -> SyncProcess:
+    return await SyncProcess.start(path, url=world.relay.http_url, token=token or world.edit, folder=folder)
+
+
+async def server_text(world: World, folder: str, path: str) -> str:
+    doc_id = await world.relay.doc_id(world.edit, folder=folder, path=path)
+    return await world.relay.doc_text(doc_id, token=world.edit)
+
+
+async def wait_synced_tree(directory: Path, notes: dict[str, str], timeout: float = 15.0) -> None:
+    for name, text in notes.items():
+
+        def equal(found: str | None, text: str = text) -> bool:
+            return found == text
+
+        await wait_file(directory / name, equal, timeout=timeout, what=name)
+
+
+async def test_a_folder_meets_a_directory_both_ways_and_the_state_file_is_hidden(
+    world: World, tmp_path: Path
+) -> None:
+    directory = tmp_path / "vault"
+    (directory / "Local" / "Sub").mkdir(parents=True)
+    (directory / "Local" / "Sub" / "From disk.md").write_text(
+        "# From disk\n\nÉcrit ici 😀.\n", encoding="utf-8"
+    )
+    (directory / ".obsidian").mkdir()
+    (directory / ".obsidian" / "app.json").write_text("{}", encoding="utf-8")
+    sync = await start_sync(world, directory, "Start")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        paths = await poll(
+            lambda: world.relay.document_paths(world.edit, folder="Start"),
+            lambda p: "Start/Local/Sub/From disk.md" in p,
+            what="the note made on disk listed on the server",
+        )
+        doc_id = paths["Start/Local/Sub/From disk.md"]
+        await poll(
+            lambda: world.relay.doc_text(doc_id, token=world.edit),
+            lambda t: t == "# From disk\n\nÉcrit ici 😀.\n",
+            what="its text on the server",
+        )
+        folder_doc = await world.relay.folder_doc_id(world.edit, folder="Start")
+        filemeta = await world.relay.doc_map(folder_doc, token=world.edit, name="filemeta_v0")
+        assert filemeta["/Local"]["type"] == "folder" and filemeta["/Local/Sub"]["type"] == "folder"
+        assert not any(".obsidian" in key for key in filemeta)
+        await wait_file(directory / ".lensrelay-sync.json", lambda t: t is not None, what="state file")
+    finally:
+        await sync.stop()
+    state = json.loads((directory / ".lensrelay-sync.json").read_text(encoding="utf-8"))
+    assert {entry["path"] for entry in state["notes"].values()} == {
+        "/Welcome.md",
+        "/Notes/Ideas.md",
+        "/Notes/Deep/Plan.md",
+        "/Local/Sub/From disk.md",
+    }
+    assert not [p for p in directory.rglob("*") if p.name.startswith(".lensrelay-sync-")]  # no temp left
+
+
+async def test_editor_saves_and_a_live_client_typing_at_once_end_equal_with_nothing_lost(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Together")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        note = directory / "Notes" / "Deep" / "Plan.md"
+        doc_id = await world.relay.doc_id(world.edit, folder="Together", path="/Notes/Deep/Plan.md")
+        person = await yclients(world.relay.doc_url(doc_id), doc_id, params={"token": world.edit})
+        rounds = 30
+
+        async def type_in_browser() -> None:
+            for n in range(rounds):
+                text = await person.text()
+                at = utf16_len(text.split("Step one.")[0] + "Step one.")
+                await person.insert(at, f" p{n}")
+                await asyncio.sleep(0.03)
+
+        async def save_on_disk() -> None:
+            for n in range(rounds):
+                text = note.read_text(encoding="utf-8")
+                editor_save(note, text + f"disk {n} 中\n")
+                await asyncio.sleep(0.05)
+
+        await asyncio.gather(type_in_browser(), save_on_disk())
+        # Everyone converges: the file, the npm client and the server hold one text with every edit.
+        final = await poll(
+            lambda: server_text(world, "Together", "/Notes/Deep/Plan.md"),
+            lambda t: all(f" p{n}" in t and f"disk {n} 中\n" in t for n in range(rounds)),
+            timeout=15,
+            what="every edit of both sides on the server",
+        )
+        await asyncio.sleep(1.0)
+        final = await server_text(world, "Together", "/Notes/Deep/Plan.md")
+        assert note.read_text(encoding="utf-8") == final
+        assert await person.text() == final
+        assert final.startswith("# Plan\n\nStep one.") and final.count("Step two.\n") == 1
+        for n in range(rounds):
+            assert final.count(f" p{n} ") + final.count(f" p{n}\n") == 1, n
+            assert final.count(f"disk {n} 中\n") == 1, n
+    finally:
+        await sync.stop()
+
+
+async def test_an_assistant_edit_appears_as_criticmarkup_and_an_accept_settles_it(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Review")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        note = directory / "Welcome.md"
+        # A person's npm client on the note: the file follows what every other client sees, within a second.
+        doc_id = await world.relay.doc_id(world.edit, folder="Review", path="/Welcome.md")
+        person = await yclients(world.relay.doc_url(doc_id), doc_id, params={"token": world.edit})
+        async with mcp_client(world.relay.http_url, world.relay.tokens["suggest"]) as assistant:
+            uid = await suggest(assistant, "Review/Welcome.md", "quick brown", "slow red")
+        marked = await person.wait_text(contains="slow red++}")
+        assert await wait_file(note, lambda t: t == marked, timeout=SECOND, what="the suggestion in the file")
+        assert "quick brown--}" in marked and '"author":"suggest' in marked
+
+        pk = (await asyncio.to_thread(rows, world.relay, [uid]))[uid]["pk"]
+        rita = await Staff.sign_in(world.relay.http_url, "rita")
+        decided = await rita.post(f"/admin/suggestions/suggestion/{pk}/decide/", {"decision": "accept"})
+        assert decided.status_code == 302
+        settled = await person.wait_text(contains="The slow red fox")
+        assert settled == "# Welcome 🦊\n\nThe slow red fox jumps over the lazy dog.\n"
+        assert await wait_file(note, lambda t: t == settled, timeout=SECOND, what="the accept in the file")
+        assert await server_text(world, "Review", "/Welcome.md") == settled
+    finally:
+        await sync.stop()
+
+
+async def test_notes_created_on_either_side_appear_on_the_other(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Creates")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        # On the server, as a Relay client makes a note: the folder entry, then the content document.
+        folder_doc = await world.relay.folder_doc_id(world.edit, folder="Creates")
+        plugin = await yclients(world.relay.doc_url(folder_doc), folder_doc, params={"token": world.edit})
+        file_uuid = str(uuid.uuid4())
+        path = "/Notes/Fresh ✓.md"
+        await plugin.transact(
+            [
+                {"op": "mapSet", "name": "filemeta_v0", "key": path,
+                 "value": {"id": file_uuid, "type": "markdown", "version": 0}},
+                {"op": "mapSet", "name": "docs", "key": path, "value": file_uuid},
+            ]
+        )  # fmt: skip
+        content_id = f"{folder_doc[:36]}-{file_uuid}"
+        writer = await yclients(world.relay.doc_url(content_id), content_id, params={"token": world.edit})
+        await writer.insert(0, "# Fresh\n\nMade in the browser.\n")
+        await wait_file(
+            directory / "Notes" / "Fresh ✓.md",
+            lambda t: t == "# Fresh\n\nMade in the browser.\n",
+            timeout=5,
+            what="the server's new note on disk",
+        )
+        # On disk, saved as an editor saves a new note.
+        editor_save(directory / "Notes" / "Mine.md", "# Mine\n\nTyped in Obsidian.\n")
+        listed = await poll(
+            lambda: world.relay.document_paths(world.edit, folder="Creates"),
+            lambda p: "Creates/Notes/Mine.md" in p,
+            what="the disk's new note on the server",
+        )
+        watcher = await yclients(
+            world.relay.doc_url(listed["Creates/Notes/Mine.md"]),
+            listed["Creates/Notes/Mine.md"],
+            params={"token": world.edit},
+        )
+        await watcher.wait_text(equals="# Mine\n\nTyped in Obsidian.\n")
+        # ... and it is live both ways from then on.
+        await watcher.insert(utf16_len("# Mine\n\n"), "Hello. ")
+        await wait_file(
+            directory / "Notes" / "Mine.md",
+            lambda t: t == "# Mine\n\nHello. Typed in Obsidian.\n",
+            timeout=SECOND,
+            what="a live edit of the new note",
+        )
+    finally:
+        await sync.stop()
+
+
+async def test_a_view_token_mirrors_read_only_and_puts_a_changed_file_back(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Readonly", token=world.view)
+    try:
+        await wait_synced_tree(directory, NOTES)
+        note = directory / "Welcome.md"
+        editor_save(note, "# Vandalised\n")
+        await wait_file(note, lambda t: t == NOTES["Welcome.md"], timeout=2, what="the file put back")
+        said = await sync.wait_said("may only read")
+        editor_save(note, "# Vandalised again\n")
+        await wait_file(note, lambda t: t == NOTES["Welcome.md"], timeout=2, what="put back again")
+        editor_save(directory / "New.md", "# New\n")
+        (directory / "Notes" / "Ideas.md").unlink()
+        await wait_file(
+            directory / "Notes" / "Ideas.md",
+            lambda t: t == NOTES["Notes/Ideas.md"],
+            what="a deleted note back",
+        )
+        await asyncio.sleep(0.5)
+        # Said once per file, never sent: the server has exactly what it had.
+        assert sync.said.count("Welcome.md was put back") == 1, sync.said
+        assert "New.md stays on this disk" in sync.said
+        paths = await world.relay.document_paths(world.edit, folder="Readonly")
+        assert set(paths) == {f"Readonly/{name}" for name in NOTES}
+        for name, text in NOTES.items():
+            assert await server_text(world, "Readonly", f"/{name}") == text
+        # ... while changes made elsewhere still arrive.
+        doc_id = paths["Readonly/Welcome.md"]
+        person = await yclients(world.relay.doc_url(doc_id), doc_id, params={"token": world.edit})
+        await person.insert(0, "Hi. ")
+        await wait_file(note, lambda t: t == "Hi. " + NOTES["Welcome.md"], timeout=SECOND, what="a live edit")
+        assert "Vandalised" not in said
+    finally:
+        await sync.stop()
+
+
+async def test_a_token_of_another_folder_sees_nothing_of_it(world: World, tmp_path: Path) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Start", token=world.secret_only)
+    assert await sync.wait() == 1
+    assert "the token sees no folder named 'Start'" in sync.said
+    assert not directory.exists() or not any(directory.iterdir())
+    # Without --folder it mirrors its own folder, and only that one.
+    sync = await start_sync(world, directory, None, token=world.secret_only)
+    try:
+        await wait_synced_tree(directory, NOTES)
+        await asyncio.sleep(0.5)
+        files = sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*.md"))
+        assert files == sorted(NOTES)
+        assert json.loads((directory / ".lensrelay-sync.json").read_text())["folder_doc"] == (
+            await world.relay.folder_doc_id(world.edit, folder="Secret")
+        )
+    finally:
+        await sync.stop()
+
+
+async def test_hostile_names_are_refused_with_a_message_and_nothing_is_written_outside(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    directory = tmp_path / "vault"
+    directory.mkdir()
+    hostile = {
+        "_trash/Sneaky.md": "in the trash",
+        "_TRASH./Sneaky.md": "the trash, spelled otherwise",
+        "CON.md": "a device name",
+        "nul.txt.md": "a device name with extensions",
+        "Odd but fine. .md": "a strange name the folder may hold",
+    }
+    for name, text in hostile.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text, encoding="utf-8")
+    deep = directory.joinpath(*["d" * 200] * 6)
+    deep.mkdir(parents=True)
+    (deep / "Too deep.md").write_text("too long a path", encoding="utf-8")
+    (directory / "Escape").symlink_to(outside, target_is_directory=True)
+    bad = os.fsencode(str(directory)) + b"/Bad \xff bytes.md"
+    with open(bad, "wb") as out:
+        out.write(b"not utf-8 in the name")
+    sync = await start_sync(world, directory, "Hostile")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        # The server side tries too: entries no client should honour, written into the folder document.
+        folder_doc = await world.relay.folder_doc_id(world.edit, folder="Hostile")
+        plugin = await yclients(world.relay.doc_url(folder_doc), folder_doc, params={"token": world.edit})
+        for path in ("/../escaped.md", "/Escape/through-link.md", "//x.md", "/_trash/x.md"):
+            file_uuid = str(uuid.uuid4())
+            await plugin.transact(
+                [{"op": "mapSet", "name": "filemeta_v0", "key": path,
+                  "value": {"id": file_uuid, "type": "markdown", "version": 0}}]
+            )  # fmt: skip
+        said = await sync.wait_said("Escape")
+        await asyncio.sleep(1.0)
+        said = sync.said
+        for fragment in ("_trash", "_TRASH.", "CON.md", "nul.txt.md", "longer than", "not UTF-8", "symbolic"):
+            assert fragment in said or fragment.lower() in said.lower(), (fragment, said)
+        paths = set(await world.relay.document_paths(world.edit, folder="Hostile"))
+        # The server holds what its rules allow ("Escape" is a fine name there); the client writes none of it
+        # through the link.
+        expected = {f"Hostile/{name}" for name in NOTES} | {"Hostile/Odd but fine. .md"}
+        assert paths == expected | {"Hostile/Escape/through-link.md"}, paths
+        assert list(outside.iterdir()) == []
+        assert not (tmp_path / "escaped.md").exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["outside", "vault"]
+    finally:
+        await sync.stop()
+
+
+async def test_edits_made_while_the_client_was_stopped_are_merged_on_restart(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Offline")
+    await wait_synced_tree(directory, NOTES)
+    await asyncio.sleep(1.5)  # the state file is saved
+    await sync.stop()
+    note = directory / "Notes" / "Deep" / "Plan.md"
+    editor_save(note, "# Plan\n\nStep one, done on the train.\nStep two.\n")
+    doc_id = await world.relay.doc_id(world.edit, folder="Offline", path="/Notes/Deep/Plan.md")
+    person = await yclients(world.relay.doc_url(doc_id), doc_id, params={"token": world.edit})
+    await person.insert(utf16_len("# Plan\n\nStep one.\nStep two."), " Done at the office.")
+    sync = await start_sync(world, directory, "Offline")
+    try:
+        merged = "# Plan\n\nStep one, done on the train.\nStep two. Done at the office.\n"
+        await wait_file(note, lambda t: t == merged, timeout=10, what="both offline edits merged")
+        await person.wait_text(equals=merged)
+        assert await server_text(world, "Offline", "/Notes/Deep/Plan.md") == merged
+    finally:
+        await sync.stop()
+
+
+async def test_renames_moves_and_deletes_on_disk_reach_the_server(world: World, tmp_path: Path) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "DiskMoves")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        before = await world.relay.document_paths(world.edit, folder="DiskMoves")
+        folder_doc = await world.relay.folder_doc_id(world.edit, folder="DiskMoves")
+
+        # A rename into a sub-folder (as a file manager or Obsidian does it): the same document, a new path.
+        os.rename(directory / "Welcome.md", directory / "Notes" / "Hello.md")
+        after = await poll(
+            lambda: world.relay.document_paths(world.edit, folder="DiskMoves"),
+            lambda p: "DiskMoves/Notes/Hello.md" in p and "DiskMoves/Welcome.md" not in p,
+            what="the rename on the server",
+        )
+        assert after["DiskMoves/Notes/Hello.md"] == before["DiskMoves/Welcome.md"]
+
+        # A whole directory renamed: its note keeps its document, the new folders get entries, the old goes.
+        (directory / "Archive").mkdir()
+        os.rename(directory / "Notes" / "Deep", directory / "Archive" / "Deeper")
+        after = await poll(
+            lambda: world.relay.document_paths(world.edit, folder="DiskMoves"),
+            lambda p: "DiskMoves/Archive/Deeper/Plan.md" in p,
+            what="the directory's rename on the server",
+        )
+        assert after["DiskMoves/Archive/Deeper/Plan.md"] == before["DiskMoves/Notes/Deep/Plan.md"]
+        filemeta = await poll(
+            lambda: world.relay.doc_map(folder_doc, token=world.edit, name="filemeta_v0"),
+            lambda m: "/Notes/Deep" not in m,
+            what="the old sub-folder's entry gone",
+        )
+        assert filemeta["/Archive"]["type"] == filemeta["/Archive/Deeper"]["type"] == "folder"
+
+        # A delete: to the folder's trash on the server, the same document, restorable.
+        (directory / "Notes" / "Ideas.md").unlink()
+        filemeta = await poll(
+            lambda: world.relay.doc_map(folder_doc, token=world.edit, name="filemeta_v0"),
+            lambda m: "/_trash/Notes/Ideas.md" in m,
+            what="the delete in the trash",
+        )
+        assert (
+            f"{folder_doc[:36]}-{filemeta['/_trash/Notes/Ideas.md']['id']}"
+            == before["DiskMoves/Notes/Ideas.md"]
+        )
+        assert "DiskMoves/Notes/Ideas.md" not in await world.relay.document_paths(
+            world.edit, folder="DiskMoves"
+        )
+        # And what was renamed is still live both ways.
+        editor_save(directory / "Notes" / "Hello.md", NOTES["Welcome.md"] + "Renamed, still live.\n")
+        await poll(
+            lambda: server_text(world, "DiskMoves", "/Notes/Hello.md"),
+            lambda t: t.endswith("Renamed, still live.\n"),
+            what="an edit after the rename",
+        )
+        assert (directory / "Welcome.md").exists() is False
+    finally:
+        await sync.stop()
+
+
+async def test_moves_and_deletes_on_the_server_reach_the_disk_with_links_rewritten(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "ServerMoves")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        # An assistant proposes the move, a reviewer accepts it: the server moves the note and rewrites links.
+        async with mcp_client(world.relay.http_url, world.relay.tokens["suggest"]) as assistant:
+            answer = await call(
+                assistant,
+                "move",
+                {"file_path": "ServerMoves/Welcome.md", "new_path": "ServerMoves/Home/Start.md"},
+            )
+        uid = answer.split("(suggestion ", 1)[1].split(",", 1)[0].split(")", 1)[0]
+        pk = (await asyncio.to_thread(rows, world.relay, [uid]))[uid]["pk"]
+        rita = await Staff.sign_in(world.relay.http_url, "rita")
+        decided = await rita.post(f"/admin/suggestions/suggestion/{pk}/decide/", {"decision": "accept"})
+        assert decided.status_code == 302
+        await wait_file(
+            directory / "Home" / "Start.md", lambda t: t == NOTES["Welcome.md"], what="moved file"
+        )
+        assert not (directory / "Welcome.md").exists()
+        ideas = await poll(
+            lambda: server_text(world, "ServerMoves", "/Notes/Ideas.md"),
+            lambda t: "[[Welcome]]" not in t,
+            what="the link rewritten on the server",
+        )
+        assert "Start" in ideas
+        await wait_file(
+            directory / "Notes" / "Ideas.md", lambda t: t == ideas, what="the rewritten link on disk"
+        )
+
+        # A Relay client removes an entry: the server trashes it, the file goes.
+        folder_doc = await world.relay.folder_doc_id(world.edit, folder="ServerMoves")
+        plugin = await yclients(world.relay.doc_url(folder_doc), folder_doc, params={"token": world.edit})
+        await plugin.transact(
+            [
+                {"op": "mapDelete", "name": "filemeta_v0", "key": "/Notes/Deep/Plan.md"},
+                {"op": "mapDelete", "name": "docs", "key": "/Notes/Deep/Plan.md"},
+            ]
+        )
+        await wait_file(
+            directory / "Notes" / "Deep" / "Plan.md", lambda t: t is None, what="the deleted file"
+        )
+        await asyncio.sleep(1.0)
+        # Nothing came back: the server's trash holds it, the disk does not.
+        assert "ServerMoves/Notes/Deep/Plan.md" not in await world.relay.document_paths(
+            world.edit, folder="ServerMoves"
+        )
+        assert not (directory / "Notes" / "Deep" / "Plan.md").exists()
+    finally:
+        await sync.stop()
+
+
+async def test_a_server_outage_while_both_sides_edit_is_merged_when_it_is_back(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Outage")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        doc_id = await world.relay.doc_id(world.edit, folder="Outage", path="/Notes/Deep/Plan.md")
+        person = await yclients(world.relay.doc_url(doc_id), doc_id, params={"token": world.edit})
+        await world.relay.server.astop()
+        # Both sides edit while the server is down: the file on disk, and the npm client (offline too).
+        note = directory / "Notes" / "Deep" / "Plan.md"
+        editor_save(note, "# Plan\n\nStep one, written offline.\nStep two.\n")
+        await person.insert(utf16_len("# Plan\n\nStep one.\nStep two."), " Also offline.")
+        editor_save(directory / "Made offline.md", "# Made offline\n")
+        await asyncio.sleep(1.5)  # the client tries to reconnect meanwhile
+        await world.relay.server.astart()
+        merged = "# Plan\n\nStep one, written offline.\nStep two. Also offline.\n"
+        await wait_file(note, lambda t: t == merged, timeout=15, what="both offline edits in the file")
+        await person.wait_text(equals=merged, timeout=15)
+        assert await server_text(world, "Outage", "/Notes/Deep/Plan.md") == merged
+        listed = await poll(
+            lambda: world.relay.document_paths(world.edit, folder="Outage"),
+            lambda p: "Outage/Made offline.md" in p,
+            timeout=15,
+            what="the note made offline listed",
+        )
+        await poll(
+            lambda: world.relay.doc_text(listed["Outage/Made offline.md"], token=world.edit),
+            lambda t: t == "# Made offline\n",
+            timeout=15,
+            what="the note made offline on the server",
+        )
+    finally:
+        await sync.stop()
+
+
+async def test_a_whole_tree_vanishing_at_once_is_written_back_not_trashed(
+    world: World, tmp_path: Path
+) -> None:
+    directory = tmp_path / "vault"
+    (directory / "Many").mkdir(parents=True)
+    many = {f"Many/Note {n}.md": f"# Note {n}\n" for n in range(30)}
+    for name, text in many.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    sync = await start_sync(world, directory, "Mass")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        await poll(
+            lambda: world.relay.document_paths(world.edit, folder="Mass"),
+            lambda p: len(p) == len(NOTES) + len(many),
+            what="every note uploaded",
+        )
+        shutil.rmtree(directory / "Many")  # a mistaken rm -r
+        await wait_synced_tree(directory, many)
+        assert "33 notes vanished" not in sync.said and "30 notes vanished" in sync.said
+        assert len(await world.relay.document_paths(world.edit, folder="Mass")) == len(NOTES) + len(many)
+    finally:
+        await sync.stop()
+
+
+async def test_once_reconciles_and_exits(world: World, tmp_path: Path) -> None:
+    directory = tmp_path / "vault"
+    sync = await SyncProcess.start(
+        directory, url=world.relay.http_url, token=world.view, folder="Secret", extra=("--once",)
+    )
+    assert await sync.wait() == 0, sync.said
+    for name, text in NOTES.items():
+        assert (directory / name).read_text(encoding="utf-8") == text
