@@ -9,6 +9,7 @@ three with one error, word for word.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +32,7 @@ logger = logging.getLogger(__name__)
 TASK_ID_BYTES = 32
 # Longer ids are not ours: refused before any query.
 MAX_TASK_ID_CHARS = 64
+_TASK_ID = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_TASK_ID_CHARS}}}")
 
 
 def task_create(*, token_id: int, tool: str, suggestion_uid: str, answer: str) -> McpTask:
@@ -49,7 +51,9 @@ def task_create(*, token_id: int, tool: str, suggestion_uid: str, answer: str) -
 
 def task_find(*, task_id: str, access: Access) -> McpTask | None:
     """The task if this caller may see it: made by its token, in a folder it still sees. None otherwise."""
-    if access.token_id is None or not task_id or len(task_id) > MAX_TASK_ID_CHARS:
+    # Ids are `token_urlsafe`: anything else names no task, and never reaches the database (PostgreSQL
+    # refuses a NUL in a text parameter with an error rather than finding nothing).
+    if access.token_id is None or not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id):
         return None
     task = McpTask.objects.filter(pk=task_id, token_id=access.token_id).first()
     if task is None or not access.sees_folder(task.folder_id):
