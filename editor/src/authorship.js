@@ -44,11 +44,24 @@ export function acceptedBy(run, users) {
   return before !== undefined && before === users.getUserByDeletedId(run.after) ? before : null;
 }
 
+/** The index of the first run that ends after `pos` (runs are in order): where drawing from `pos` starts,
+ * so a line or a visible range costs the runs it covers, not the note's. */
+export function firstRunAfter(runs, pos) {
+  let low = 0;
+  let high = runs.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (runs[mid].to <= pos) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
 /** The author with the most characters in [from, to), or null (an empty line). */
 export function mainAuthor(runs, from, to, nameOf) {
   const counts = new Map();
-  for (const run of runs) {
-    if (run.to <= from) continue;
+  for (let i = firstRunAfter(runs, from); i < runs.length; i++) {
+    const run = runs[i];
     if (run.from >= to) break;
     const name = nameOf(run.client);
     counts.set(name, (counts.get(name) ?? 0) + Math.min(run.to, to) - Math.max(run.from, from));
@@ -136,8 +149,8 @@ export function authorship({ ytext, users, colourOf }) {
         if ((runs.length ? runs[runs.length - 1].to : 0) !== view.state.doc.length) return Decoration.none;
         const builder = new RangeSetBuilder();
         for (const { from, to } of view.visibleRanges) {
-          for (const run of runs) {
-            if (run.to <= from) continue;
+          for (let i = firstRunAfter(runs, from); i < runs.length; i++) {
+            const run = runs[i];
             if (run.from >= to) break;
             const name = nameOf(run.client);
             const decided = acceptedBy(run, users);

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import test from "node:test";
 import * as Y from "yjs";
 
-import { acceptedBy, authorRuns, mainAuthor } from "../src/authorship.js";
+import { acceptedBy, authorRuns, firstRunAfter, mainAuthor } from "../src/authorship.js";
 
 function twoWriters() {
   const ana = new Y.Doc();
@@ -59,4 +59,5 @@ test("a line's main author has the most of its characters", () => {
   assert.equal(mainAuthor(runs, 0, 12, nameOf), "claude");
   assert.equal(mainAuthor(runs, 0, 3, nameOf), "ana");
   assert.equal(mainAuthor(runs, 12, 13, nameOf), null);
+  assert.deepEqual([0, 2, 3, 10, 11, 12].map((pos) => firstRunAfter(runs, pos)), [0, 0, 1, 2, 2, 3]);
 });
