@@ -38,6 +38,9 @@ class ToolContext:
     session_key: str
     client_name: str = ""
     session_id: str | None = None
+    # This server's address as the caller reached it (LENSRELAY_PUBLIC_URL first, else the request's
+    # host once Django has checked it against ALLOWED_HOSTS), for links a person opens; None when unknown.
+    public_base: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     # The suggestions this call proposed (uids), so the transport can answer with a task that completes
     # when a person decides (the Tasks extension, mcp_tools/transport/tasking.py).

@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest
+
 from lensrelay.access.auth import Access
+from lensrelay.access.oauth import public_base
 from lensrelay.text.names import CLIENT_NAME_LIMIT, clean_name
 from mcp_tools.callers.sessions import LOG_LEVELS, stateless_session_key
 from mcp_tools.models import McpSession
@@ -16,6 +20,15 @@ from mcp_tools.transport.jsonrpc import RequestId
 from mcp_tools.transport.outbound import ClientRequestError
 
 Era = Literal["handshake", "stateless"]
+
+
+def address_of(request: HttpRequest) -> str | None:
+    """This server's address as the request reached it (LENSRELAY_PUBLIC_URL when set), or None when the
+    request names a host ALLOWED_HOSTS refuses: a forged Host header never reaches a link."""
+    try:
+        return public_base(request)
+    except DisallowedHost:
+        return None
 
 
 @dataclass
@@ -37,6 +50,7 @@ class CallScope:
     # The least severe level the client wants log messages for; None: it wants none.
     log_level: str | None = None
     progress_token: str | int | None = None
+    public_base: str | None = None
 
     @property
     def client_name(self) -> str:
@@ -56,6 +70,7 @@ class CallScope:
             session_key=self.session_key,
             client_name=self.client_name,
             session_id=self.session.id if self.session is not None else None,
+            public_base=self.public_base,
             extra={"mcp": self},
         )
 

@@ -17,7 +17,7 @@ from lensrelay.access.auth import Access
 from mcp_tools.callers import sessions
 from mcp_tools.models import McpSession
 from mcp_tools.transport import dispatch, outbound
-from mcp_tools.transport.context import CallScope
+from mcp_tools.transport.context import CallScope, address_of
 from mcp_tools.transport.exchange import Outbox, answer, sse_event, sse_response
 from mcp_tools.transport.headers import SESSION_ID, Accepts, empty_response, json_response
 from mcp_tools.transport.jsonrpc import (
@@ -76,7 +76,9 @@ async def post(request: HttpRequest, *, access: Access, accepts: Accepts, body: 
     if not isinstance(session, McpSession):
         return session
     if isinstance(message, Request):
-        return await _answer_request(session=session, access=access, accepts=accepts, request=message)
+        return await _answer_request(
+            session=session, access=access, accepts=accepts, request=message, http=request
+        )
     await _absorb(session, message)
     return empty_response(202, session_id=session.id)
 
@@ -159,7 +161,9 @@ def _single(
     return sse_response(events(), session_id=session_id)
 
 
-def _scope(session: McpSession, *, access: Access, request: Request, outbox: Outbox) -> CallScope:
+def _scope(
+    session: McpSession, *, access: Access, request: Request, outbox: Outbox, http: HttpRequest
+) -> CallScope:
     meta = (request.params or {}).get("_meta")
     progress_token = meta.get("progressToken") if isinstance(meta, dict) else None
     return CallScope(
@@ -173,6 +177,7 @@ def _scope(session: McpSession, *, access: Access, request: Request, outbox: Out
         client_capabilities=dict(session.client_capabilities or {}),
         log_level=session.log_level or None,
         progress_token=progress_token if isinstance(progress_token, str | int) else None,
+        public_base=address_of(http),
     )
 
 
@@ -197,10 +202,10 @@ async def _cancellable(session: McpSession, request: Request, scope: CallScope) 
 
 
 async def _answer_request(
-    *, session: McpSession, access: Access, accepts: Accepts, request: Request
+    *, session: McpSession, access: Access, accepts: Accepts, request: Request, http: HttpRequest
 ) -> HttpResponseBase:
     outbox = Outbox(streaming=accepts.sse)
-    scope = _scope(session, access=access, request=request, outbox=outbox)
+    scope = _scope(session, access=access, request=request, outbox=outbox, http=http)
     return await answer(
         _cancellable(session, request, scope),
         outbox=outbox,
@@ -250,7 +255,9 @@ async def _batch(
             )
         elif isinstance(message, Request):
             # One response per request and no stream to interleave notifications into.
-            scope = _scope(session, access=access, request=message, outbox=Outbox(streaming=False))
+            scope = _scope(
+                session, access=access, request=message, outbox=Outbox(streaming=False), http=request
+            )
             replies.append(await _cancellable(session, message, scope))
         else:
             await _absorb(session, message)

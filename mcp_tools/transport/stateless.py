@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponseBase
 from lensrelay.access.auth import Access
 from mcp_tools.callers.sessions import LOG_LEVELS
 from mcp_tools.transport import dispatch, subscribing
-from mcp_tools.transport.context import CallScope
+from mcp_tools.transport.context import CallScope, address_of
 from mcp_tools.transport.exchange import Outbox, answer
 from mcp_tools.transport.headers import (
     METHOD,
@@ -140,6 +140,7 @@ async def post(request: HttpRequest, *, access: Access, accepts: Accepts, body: 
         client_capabilities=dict(meta[CLIENT_CAPABILITIES_META_KEY]),
         log_level=log_level if log_level in LOG_LEVELS else None,
         progress_token=progress_token if isinstance(progress_token, str | int) else None,
+        public_base=address_of(request),
     )
     if message.method == subscribing.METHOD:
         if not accepts.sse:

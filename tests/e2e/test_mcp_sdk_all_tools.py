@@ -174,7 +174,10 @@ async def test_every_tool_answers_through_the_sdk(relay: Relay, token: str, mode
         assert "role: suggest" in text and f"Lens/ ({len(everything)} documents)" in text
 
         text = await call.ok("get_url", {"file_path": "Lens/Welcome.md", "line": 8})
-        assert re.search(r"/admin/suggestions/suggestion/document/[^/]+/edit/#L8$", text.splitlines()[0])
+        link = text.splitlines()[0]
+        assert re.search(r"/admin/suggestions/suggestion/document/[^/]+/edit/#L8$", link)
+        # No public address is configured: the link is on the address this client reached the server at.
+        assert link.startswith(f"{relay.http_url}/admin/"), link
 
         text = await call.ok("validate_content", {"file_path": "Lens/Photosynthesis.md"})
         assert "L25: link: [[Calvin Cycle]] resolves to no note you can see" in text

@@ -7,16 +7,12 @@ from django.urls import reverse
 
 from mcp_tools.registry import ToolContext
 
-# Where the transport may hand a tool the address the request came in on (the request's scheme and host,
-# or LENSRELAY_PUBLIC_URL, as `lensrelay.access.oauth.public_base` works it out).
-PUBLIC_BASE_KEY = "public_base"
-
 
 def public_base(ctx: ToolContext) -> str | None:
-    """This server's address as people reach it, without a trailing slash: the request's, when the tool
-    context carries it, else LENSRELAY_PUBLIC_URL; None when neither is known."""
-    given = ctx.extra.get(PUBLIC_BASE_KEY)
-    if isinstance(given, str) and given.startswith(("http://", "https://")):
+    """This server's address as people reach it, without a trailing slash: the one the transport worked
+    out for the call (`ToolContext.public_base`), else LENSRELAY_PUBLIC_URL; None when neither is known."""
+    given = ctx.public_base
+    if given is not None and given.startswith(("http://", "https://")):
         return given.rstrip("/")
     configured = str(getattr(settings, "LENSRELAY_PUBLIC_URL", "") or "")
     return configured.rstrip("/") or None

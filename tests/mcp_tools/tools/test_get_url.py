@@ -76,12 +76,12 @@ async def test_the_request_address_wins_when_the_context_carries_it(vault: Any, 
 
     settings.LENSRELAY_PUBLIC_URL = "https://configured.example.org"
     tool = REGISTRY["get_url"]
-    ctx = ToolContext(access=access(), session_key="s", extra={"public_base": "http://testserver:8000/"})
+    ctx = ToolContext(access=access(), session_key="s", public_base="http://testserver:8000/")
     answer = await tool.handler(ctx, tool.parse({"file_path": "Lens/Notes/Plan"}))
     assert isinstance(answer, ToolResult)
     assert answer.text.splitlines()[0] == f"http://testserver:8000{editor(vault['plan'])}"
     # Anything but an http(s) address is ignored.
-    ctx.extra["public_base"] = "javascript:alert(1)//"
+    ctx.public_base = "javascript:alert(1)//"
     answer = await tool.handler(ctx, tool.parse({"file_path": "Lens/Notes/Plan"}))
     assert isinstance(answer, ToolResult)
     assert answer.text.startswith("https://configured.example.org/admin/")
