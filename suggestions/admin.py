@@ -37,6 +37,7 @@ from suggestions.review import (
     rollback_page,
     thread_views,
 )
+from suggestions.review.posted import NOTE_MAX_CHARS
 
 MAX_PREVIEW_HUNKS = 3
 
@@ -365,7 +366,7 @@ class SuggestionAdmin(ModelAdmin):
             extra["review"] = admin_views.review_diff(suggestion)
             extra["can_decide"] = suggestion.is_pending and self.has_review_permission(request)
             extra["decide_url"] = reverse("admin:suggestions_suggestion_decide", args=[suggestion.pk])
-            extra["note_max_chars"] = admin_views.NOTE_MAX_CHARS
+            extra["note_max_chars"] = NOTE_MAX_CHARS
             extra["review_url"] = (
                 reverse("admin:suggestions_suggestion_review", args=[suggestion.doc_id])
                 if suggestion.doc_id

@@ -59,11 +59,11 @@ from suggestions.markup.integrity import markup_mismatch
 from suggestions.markup.revising import revision_summary
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
+from suggestions.review.posted import NOTE_MAX_CHARS, posted_note, posted_revision
 from suggestions.review.review_page import summary
 from suggestions.selectors import next_pending_suggestion
 
 CONTENTS = "contents"
-NOTE_MAX_CHARS = 2000
 CONTEXT_CHARS = 160
 CONTEXT_LINES = 3
 BEFORE_LABEL = "Without this suggestion (rejected)"
@@ -278,16 +278,6 @@ def report(
             )
 
 
-def _note(request: HttpRequest) -> str:
-    return request.POST.get("note", "").strip()[:NOTE_MAX_CHARS]
-
-
-def _revision(request: HttpRequest) -> list[str]:
-    """The inserted texts as the reviewer changed them on the card, one per hunk (none: as proposed).
-    Browsers send a text field's line breaks as CRLF; the note's are LF."""
-    return [text.replace("\r\n", "\n") for text in request.POST.getlist("revision")]
-
-
 def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, object_id: str) -> HttpResponse:
     """POST ``decision=accept|reject`` and an optional ``note`` (or ``clean_up`` for a stale suggestion);
     back to the page the reviewer came from, with a message."""
@@ -306,10 +296,13 @@ def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, objec
         return redirect(after_decision_url(request, suggestion))
     if choice == "accept":
         decision = suggestion_accept(
-            suggestion=suggestion, user=request.user, note=_note(request), revision=_revision(request)
+            suggestion=suggestion,
+            user=request.user,
+            note=posted_note(request),
+            revision=posted_revision(request),
         )
     else:
-        decision = suggestion_reject(suggestion=suggestion, user=request.user, note=_note(request))
+        decision = suggestion_reject(suggestion=suggestion, user=request.user, note=posted_note(request))
     report(model_admin, request, [decision], accept=choice == "accept")
     return redirect(after_decision_url(request, suggestion))
 
@@ -333,7 +326,7 @@ def bulk_decide(
     suggestions = list(queryset.order_by("created"))
     if request.POST.get("post") == "yes":
         decisions = suggestion_bulk(
-            suggestions=suggestions, user=request.user, accept=accept, note=_note(request)
+            suggestions=suggestions, user=request.user, accept=accept, note=posted_note(request)
         )
         level = messages.SUCCESS if all(d.ok for d in decisions) else messages.WARNING
         model_admin.message_user(request, summary(decisions, accept=accept), level)

@@ -33,9 +33,11 @@ from lensrelay.files.kinds import mimetype
 from lensrelay.models import Document
 from suggestions.lifecycle.cleaning import suggestion_clean_up
 from suggestions.lifecycle.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
+from suggestions.markup.revising import revision_summary
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
-from suggestions.review.review_page import NOTE_MAX_CHARS, summary
+from suggestions.review.posted import posted_note, posted_revision
+from suggestions.review.review_page import summary
 from suggestions.review.thread_views import may_comment
 from suggestions.selectors import pending_of_document
 
@@ -198,18 +200,17 @@ def _answer(decision: Decision, *, choice: str) -> JsonResponse:
     verb = {"accept": "Accepted", "reject": "Rejected", "clean_up": "Cleaned up"}[choice]
     if decision.ok:
         detail = f" ({decision.detail})" if decision.detail else ""
+        if suggestion.accepted_with_changes:
+            detail += f" with your changes: {revision_summary(suggestion.revised_hunks())}"
         message = f"{verb} the {suggestion.get_kind_display().lower()} of {suggestion.path}{detail}."
         return JsonResponse({"ok": True, "status": suggestion.status, "message": message})
     reason = f"Could not {choice.replace('_', ' ')}: {decision.reason}."
     return JsonResponse({"ok": False, "status": suggestion.status, "reason": reason}, status=409)
 
 
-def _note(request: HttpRequest) -> str:
-    return request.POST.get("note", "").strip()[:NOTE_MAX_CHARS]
-
-
 def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, uid: str) -> HttpResponse:
-    """POST ``decision=accept|reject|clean_up`` and an optional ``note``; JSON with what happened.
+    """POST ``decision=accept|reject|clean_up``, an optional ``note`` and, to accept with changes, the
+    ``revision`` (the inserted text of each part as the reviewer changed it); JSON with what happened.
     ``clean_up`` removes a stale suggestion's leftovers and keeps what the person typed."""
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
@@ -225,8 +226,15 @@ def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, uid: 
         return JsonResponse(
             {"ok": False, "reason": "decision must be accept, reject or clean_up"}, status=400
         )
-    decide = suggestion_accept if choice == "accept" else suggestion_reject
-    decision = decide(suggestion=suggestion, user=request.user, note=_note(request))
+    if choice == "accept":
+        decision = suggestion_accept(
+            suggestion=suggestion,
+            user=request.user,
+            note=posted_note(request),
+            revision=posted_revision(request),
+        )
+    else:
+        decision = suggestion_reject(suggestion=suggestion, user=request.user, note=posted_note(request))
     return _answer(decision, choice=choice)
 
 
@@ -243,7 +251,9 @@ def decide_all_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, d
     if not pending:
         return JsonResponse({"ok": False, "reason": "Nothing is pending in this document."}, status=409)
     accept = choice == "accept"
-    decisions = suggestion_bulk(suggestions=pending, user=request.user, accept=accept, note=_note(request))
+    decisions = suggestion_bulk(
+        suggestions=pending, user=request.user, accept=accept, note=posted_note(request)
+    )
     ok = all(d.ok for d in decisions)
     decided = [d.suggestion.uid for d in decisions if d.ok]
     return JsonResponse({"ok": ok, "message": summary(decisions, accept=accept), "decided": decided})

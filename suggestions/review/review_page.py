@@ -48,6 +48,7 @@ from suggestions.markup.threads import thread_of
 from suggestions.markup.undo_record import located
 from suggestions.models import Suggestion, Thread, ThreadComment
 from suggestions.permissions import can_review
+from suggestions.review.posted import NOTE_MAX_CHARS, posted_note
 from suggestions.review.rendering import (
     FolderLinks,
     RenderedNote,
@@ -64,7 +65,6 @@ from suggestions.selectors import (
     thread_or_pending_suggestion,
 )
 
-NOTE_MAX_CHARS = 2000
 # A note longer than this is rendered in a heavy-work process (lensrelay.docstore.offload): rendering a
 # megabyte takes seconds of CPU, and in the request thread it would starve the event loop of the GIL.
 RENDER_IN_PROCESS_CHARS = 64 * 1024
@@ -474,8 +474,9 @@ def decide_all_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, d
     if request.method == "POST" and request.POST.get("post") == "yes":
         chosen = set(request.POST.getlist("uid"))
         suggestions = [c.suggestion for c in review.cards if c.suggestion.uid in chosen and not c.stale]
-        note = request.POST.get("note", "").strip()[:NOTE_MAX_CHARS]
-        decisions = suggestion_bulk(suggestions=suggestions, user=request.user, accept=accept, note=note)
+        decisions = suggestion_bulk(
+            suggestions=suggestions, user=request.user, accept=accept, note=posted_note(request)
+        )
         level = messages.SUCCESS if all(d.ok for d in decisions) else messages.WARNING
         model_admin.message_user(request, summary(decisions, accept=accept), level)
         return redirect(back)

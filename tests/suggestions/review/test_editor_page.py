@@ -92,6 +92,52 @@ async def test_deciding_inline_accepts_through_the_service(store: Any, fox: Any)
     assert again.status_code == 409 and not json.loads(again.content)["ok"]
 
 
+async def test_accepting_with_changes_from_the_editor_keeps_both_texts(store: Any, fox: Any) -> None:
+    proposed = await propose(store, fox, ("quick brown", "slow red"))
+    editor = await client_for("erin", *EDITOR_PERMS)
+    answer = await editor.post(
+        f"{CHANGELIST}editor/decide/{proposed.uid}/", {"decision": "accept", "revision": "slowish red"}
+    )
+    body = json.loads(answer.content)
+    assert answer.status_code == 200 and body["ok"], body
+    assert "with your changes: {--slow--}{++slowish++} red." in body["message"]
+    assert await raw_text(store, fox) == ORIGINAL.replace("quick brown", "slowish red")
+    row = await refreshed(proposed)
+    assert row.accepted_with_changes and row.proposed_insertions() == ["slow red"]
+    assert row.revision == ["slowish red"]
+
+
+@pytest.mark.parametrize(
+    ("revision", "reason"),
+    [
+        (["slow {++red"], "contains the CriticMarkup delimiter '{++'"),
+        (["slow red++}{++evil"], "contains the CriticMarkup delimiter"),
+        ([""], "is empty"),
+        (["one", "two"], "has 1 part(s), but 2 changed text(s) were given"),
+        (["x" * 100_001], "longer than 100,000 characters"),
+    ],
+)
+async def test_a_hostile_revision_from_the_editor_changes_nothing(
+    store: Any, fox: Any, revision: list[str], reason: str
+) -> None:
+    proposed = await propose(store, fox, ("quick brown", "slow red"))
+    before = await raw_text(store, fox)
+    editor = await client_for("erin", *EDITOR_PERMS)
+    answer = await editor.post(
+        f"{CHANGELIST}editor/decide/{proposed.uid}/", {"decision": "accept", "revision": revision}
+    )
+    body = json.loads(answer.content)
+    assert answer.status_code == 409 and not body["ok"] and reason in body["reason"], body
+    assert await raw_text(store, fox) == before
+    row = await refreshed(proposed)
+    assert row.status == "pending" and not row.revision
+    # Without the review permission nobody gets as far as the revision.
+    writer = await client_for("walt", "view_suggestion", "edit_live")
+    url = f"{CHANGELIST}editor/decide/{proposed.uid}/"
+    assert (await writer.post(url, {"decision": "accept", "revision": "mine"})).status_code == 403
+    assert await raw_text(store, fox) == before
+
+
 async def test_deciding_is_refused_without_the_permission_without_csrf_or_with_bad_input(
     store: Any, fox: Any
 ) -> None:
