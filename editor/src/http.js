@@ -5,8 +5,12 @@ function csrfToken() {
   return input ? input.value : "";
 }
 
+/** `fields`: name -> value, or a list of values sent under the same name (Django's getlist). */
 export async function postForm(url, fields) {
-  const body = new URLSearchParams(fields);
+  const body = new URLSearchParams();
+  for (const [name, value] of Object.entries(fields)) {
+    for (const one of Array.isArray(value) ? value : [value]) body.append(name, one);
+  }
   const response = await fetch(url, {
     method: "POST",
     body,

@@ -23,6 +23,7 @@ import { authorship, authorshipTheme, registerAuthor } from "./authorship.js";
 import { startFileTree } from "./filetree.js";
 import { postForm } from "./http.js";
 import { noteLinks } from "./links.js";
+import { Reviser, revisingFilter } from "./revising.js";
 import { suggest } from "./suggesting.js";
 import { startSwitcher } from "./switcher.js";
 import { startThreads } from "./threads.js";
@@ -198,11 +199,13 @@ class Review {
     this.undoButton.hidden = false;
   }
 
-  async decide(uid, decision, note = "") {
+  /** `revision`: accept with changes, the inserted text of each part of the suggestion (revising.js). */
+  async decide(uid, decision, note = "", revision = null) {
     const { config, say } = this.page;
     if (!config.canReview) return say("Deciding needs the permission to review suggestions.", "error");
     say(`${{ accept: "Accepting", reject: "Rejecting", clean_up: "Cleaning up" }[decision]}…`);
-    const answer = await postForm(config.decideUrl.replace("UID", uid), { decision, note });
+    const fields = revision ? { decision, note, revision } : { decision, note };
+    const answer = await postForm(config.decideUrl.replace("UID", uid), fields);
     if (answer.ok && decision !== "clean_up") {
       this.remember(uid, false);
       say(answer.message || `${decision}ed`, "success");
@@ -282,6 +285,7 @@ function createEditor(page, review) {
         authorshipTheme,
         page.readOnly.of([EditorState.readOnly.of(!config.canEdit && !config.suggestOnly), EditorView.editable.of(true)]),
         suggestingFilter(page),
+        config.canReview ? revisingFilter(page, new Reviser(page, review)) : [],
         // The Comment button follows the selection: one comparison per change of it, nothing more.
         EditorView.updateListener.of((update) => {
           if (update.selectionSet && page.threads) page.threads.selectionChanged(update.state.selection.main.empty);
