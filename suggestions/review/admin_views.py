@@ -35,7 +35,7 @@ from lensrelay.docstore import persistence
 from suggestions.audit import audit_records, audit_render
 from suggestions.kinds import rules_of
 from suggestions.lifecycle.cleaning import CLEANABLE, suggestion_clean_up
-from suggestions.lifecycle.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
+from suggestions.lifecycle.deciding import Decision, suggestion_bulk
 from suggestions.lifecycle.undoing import (
     suggestion_batch_undo,
     suggestion_bulk_undo,
@@ -59,7 +59,7 @@ from suggestions.markup.integrity import markup_mismatch
 from suggestions.markup.revising import revision_summary
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
-from suggestions.review.posted import NOTE_MAX_CHARS, posted_note, posted_revision
+from suggestions.review.posted import NOTE_MAX_CHARS, posted_decision, posted_note
 from suggestions.review.review_page import summary
 from suggestions.selectors import next_pending_suggestion
 
@@ -294,15 +294,7 @@ def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, objec
     if choice == "clean_up":
         _clean_up(model_admin, request, suggestion)
         return redirect(after_decision_url(request, suggestion))
-    if choice == "accept":
-        decision = suggestion_accept(
-            suggestion=suggestion,
-            user=request.user,
-            note=posted_note(request),
-            revision=posted_revision(request),
-        )
-    else:
-        decision = suggestion_reject(suggestion=suggestion, user=request.user, note=posted_note(request))
+    decision = posted_decision(request, suggestion=suggestion, accept=choice == "accept")
     report(model_admin, request, [decision], accept=choice == "accept")
     return redirect(after_decision_url(request, suggestion))
 

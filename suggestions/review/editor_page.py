@@ -32,11 +32,11 @@ from lensrelay.files.blobs import BlobCorrupt, BlobMissing, blob_read
 from lensrelay.files.kinds import mimetype
 from lensrelay.models import Document
 from suggestions.lifecycle.cleaning import suggestion_clean_up
-from suggestions.lifecycle.deciding import Decision, suggestion_accept, suggestion_bulk, suggestion_reject
+from suggestions.lifecycle.deciding import Decision, suggestion_bulk
 from suggestions.markup.revising import revision_summary
 from suggestions.models import Suggestion
 from suggestions.permissions import can_review
-from suggestions.review.posted import posted_note, posted_revision
+from suggestions.review.posted import posted_decision, posted_note
 from suggestions.review.review_page import summary
 from suggestions.review.thread_views import may_comment
 from suggestions.selectors import pending_of_document
@@ -226,15 +226,7 @@ def decide_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, uid: 
         return JsonResponse(
             {"ok": False, "reason": "decision must be accept, reject or clean_up"}, status=400
         )
-    if choice == "accept":
-        decision = suggestion_accept(
-            suggestion=suggestion,
-            user=request.user,
-            note=posted_note(request),
-            revision=posted_revision(request),
-        )
-    else:
-        decision = suggestion_reject(suggestion=suggestion, user=request.user, note=posted_note(request))
+    decision = posted_decision(request, suggestion=suggestion, accept=choice == "accept")
     return _answer(decision, choice=choice)
 
 

@@ -99,6 +99,12 @@ def signed_in_context(
     return thread.call(sign_in)
 
 
+def open_editor(page: Page, url: str) -> None:
+    """Open the browser editor at ``url`` and wait until its note is synced."""
+    page.goto(url)
+    page.wait_for_selector("#lr-editor[data-synced=true]")
+
+
 class AdminPage:
     """A page (tab) of a signed-in context on the admin; every method runs on the browser thread."""
 
