@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
-from .browser import PASSWORD, BrowserThread, call, signed_in_context
+from .browser import PASSWORD, BrowserThread, call, open_editor, signed_in_context
 from .conftest import YClientFactory
 from .notify_clients import Heard, sdk_client
 from .relay import Relay
@@ -66,15 +66,6 @@ def reviewer_context(relay: Relay, browser_thread: BrowserThread, doc_id: str) -
     browser_thread.call(context.close)
 
 
-def _open_editor(page: Page, url: str) -> None:
-    page.goto(url)
-    for _ in range(100):  # (wait_for_function evaluates a string: the admin's CSP refuses that)
-        if page.evaluate("() => Boolean(window.lensEditor && window.lensEditor.provider.synced)"):
-            return
-        page.wait_for_timeout(50)
-    raise AssertionError("the editor did not sync")
-
-
 async def test_a_reviewer_types_inside_a_proposal_and_accepts_it_with_changes(
     relay: Relay,
     doc_id: str,
@@ -102,7 +93,7 @@ async def test_a_reviewer_types_inside_a_proposal_and_accepts_it_with_changes(
         page = await browser_thread.run(reviewer_context.new_page)
 
         def revise(page: Page) -> dict[str, object]:
-            _open_editor(page, f"{relay.http_url}/admin/suggestions/suggestion/document/{doc_id}/edit/")
+            open_editor(page, f"{relay.http_url}/admin/suggestions/suggestion/document/{doc_id}/edit/")
             for _ in range(100):  # the pending rows arrive after the text
                 if page.locator(f".lr-actions[data-suggestion='{uid}'] button.lr-accept").count():
                     break
