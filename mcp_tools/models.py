@@ -156,3 +156,22 @@ class McpTask(models.Model):
 
     def __str__(self) -> str:
         return f"task {self.id[:8]}… for suggestion {self.suggestion_uid}"
+
+
+class AppKey(models.Model):
+    """A key the review app (an MCP Apps view, mcp_tools/reviewing/) must send with each decision: handed
+    only in a review result's `_meta`, which hosts give the app and not the model, so a `tools/call` of an
+    app-only tool that did not come from the app carries none. Bound to one credential and one MCP session,
+    short-lived, and used once (deleting its row is the check: two workers cannot both accept one key)."""
+
+    # sha256 of the key: the database never holds a usable key.
+    key_hash = models.CharField(max_length=64, primary_key=True)
+    token = models.ForeignKey("lensrelay.ApiToken", on_delete=models.CASCADE, related_name="+")
+    session_key = models.CharField(max_length=255)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        verbose_name = "MCP app key"
+
+    def __str__(self) -> str:
+        return f"app key {self.key_hash[:8]}…"

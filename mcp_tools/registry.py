@@ -70,6 +70,8 @@ class ToolResult:
     text: str
     structured: dict[str, Any]
     links: tuple[str, ...] = ()
+    # The result's `_meta`: for the host and an MCP Apps view, not the model (mcp_tools/reviewing/).
+    meta: dict[str, Any] | None = None
 
 
 Handler = Callable[[ToolContext, Any], Awaitable[str | ToolResult]]
@@ -102,6 +104,15 @@ class Tool:
     # It proposes a suggestion a person decides: a client declaring the Tasks extension may be answered
     # with a task that completes on the decision (mcp_tools/transport/tasking.py).
     tasks: bool = False
+    # The tool's `_meta` (MCP Apps: `{"ui": {"resourceUri": ..., "visibility": [...]}}`), in versions
+    # whose `Tool` has `_meta`.
+    meta: dict[str, Any] | None = None
+
+    @property
+    def app_only(self) -> bool:
+        """Hidden from the model (MCP Apps `visibility: ["app"]`): only an app view may call it."""
+        ui = (self.meta or {}).get("ui") or {}
+        return list(ui.get("visibility") or ("model", "app")) == ["app"]
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.args.model_json_schema(by_alias=True)
@@ -138,6 +149,8 @@ class Tool:
             definition["outputSchema"] = output
         if protocol_version in ICON_VERSIONS:
             definition["icons"] = tool_icons(name=self.name, read_only=self.read_only)
+        if self.meta is not None and protocol_version not in NO_STRUCTURED_VERSIONS:
+            definition["_meta"] = self.meta
         return definition
 
     def available_to(self, access: Access) -> bool:
@@ -166,6 +179,7 @@ def tool(
     offered_when: Callable[[], bool] = _always,
     output: type[BaseModel] | None = None,
     tasks: bool = False,
+    meta: dict[str, Any] | None = None,
 ) -> Callable[[Callable[[ToolContext, A], Awaitable[R]]], Callable[[ToolContext, A], Awaitable[R]]]:
     def register(
         handler: Callable[[ToolContext, A], Awaitable[R]],
@@ -185,6 +199,7 @@ def tool(
             offered_when=offered_when,
             output=output,
             tasks=tasks,
+            meta=meta,
         )
         return handler
 

@@ -57,12 +57,16 @@ PROVIDERS: list[ResourceProvider] = []
 P = TypeVar("P")
 
 
-def register_resource_provider(provider: P) -> P:
-    """Add a provider (an instance, or a class that is instantiated without arguments)."""
+def register_resource_provider(provider: P, *, first: bool = False) -> P:
+    """Add a provider (an instance, or a class that is instantiated without arguments). `first`: asked
+    before the others (a provider that lists nothing, so every page stays as it was)."""
     instance = provider() if isinstance(provider, type) else provider
     if not isinstance(instance, ResourceProvider):
         raise TypeError(f"{provider!r} lacks list(ctx, cursor), read(ctx, uri) or templates()")
-    PROVIDERS.append(instance)
+    if first:
+        PROVIDERS.insert(0, instance)
+    else:
+        PROVIDERS.append(instance)
     return provider
 
 

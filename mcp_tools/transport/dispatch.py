@@ -26,6 +26,7 @@ from mcp_tools.notifications.subscriptions import TooManySubscriptions, subscrip
 from mcp_tools.registry import NO_STRUCTURED_VERSIONS, Tool, ToolError, ToolResult
 from mcp_tools.resources import providers
 from mcp_tools.resources.documents import DOCUMENTS, document_uri
+from mcp_tools.reviewing import app_keys
 from mcp_tools.transport import catalog, tasking
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.jsonrpc import (
@@ -133,7 +134,10 @@ def tool_answer(answer: str | ToolResult, *, protocol_version: str) -> dict[str,
     for path in notes[:MAX_RESOURCE_LINKS]:
         link = {"type": "resource_link", "uri": document_uri(path), "name": path, "mimeType": "text/markdown"}
         content.append(link)
-    return {"content": content, "structuredContent": answer.structured, "isError": False}
+    result = {"content": content, "structuredContent": answer.structured, "isError": False}
+    if answer.meta is not None:
+        result["_meta"] = answer.meta
+    return result
 
 
 async def call_tool(scope: CallScope, params: dict[str, Any]) -> dict[str, Any]:
@@ -174,6 +178,14 @@ async def _call_tool(
             ),
             _OUTCOME: "forbidden",
         }
+    if isinstance(tool, Tool) and tool.app_only:
+        # Hiding it from the model is the host's doing; refusing what the model sends anyway is ours.
+        key = arguments.get(app_keys.KEY_ARGUMENT) if isinstance(arguments, dict) else None
+        spent = await app_keys.aconsume(
+            key=key, token_id=scope.access.token_id, session_key=scope.session_key
+        )
+        if not spent:
+            return {**tool_failure(app_keys.REFUSAL.format(name=name)), _OUTCOME: "forbidden"}
     try:
         # What the tool changes is logged as this assistant's: its client name and its token or grant.
         with acting_as(scope.access.actor.with_client(scope.client_name)):

@@ -37,7 +37,17 @@ TIMEOUT = 30.0
 # time too, generously and stretched by the machine's load (tests/timing.py).
 CATASTROPHE_CPU_BOUND = 5.0
 CATASTROPHE_BOUND = 15.0
-WRITE_TOOLS = {"edit", "multi_edit", "write", "move", "delete", "comment", "reply", "resolve_thread"}
+WRITE_TOOLS = {
+    "edit",
+    "multi_edit",
+    "write",
+    "move",
+    "delete",
+    "comment",
+    "reply",
+    "resolve_thread",
+    "review_decide",
+}
 READ_TOOLS = {
     "read",
     "glob",
@@ -51,6 +61,7 @@ READ_TOOLS = {
     "get_url",
     "validate_content",
     "list_threads",
+    "review_suggestions",
 }
 # What the first line of Welcome.md holds: any of it in an answer to a trick path is a leak.
 WELCOME_MARKER = "Welcome to Lens Relay"
