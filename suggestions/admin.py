@@ -28,6 +28,7 @@ from suggestions.models import Suggestion
 from suggestions.permissions import can_review
 from suggestions.review import (
     admin_views,
+    editor_files,
     editor_links,
     editor_page,
     editor_tree,
@@ -293,6 +294,11 @@ class SuggestionAdmin(ModelAdmin):
                 "document/<str:doc_id>/file/",
                 self.admin_site.admin_view(lambda r, doc_id: editor_page.file_view(self, r, doc_id)),
                 name="suggestions_suggestion_editor_file",
+            ),
+            path(
+                "document/<str:doc_id>/edit/attach/",
+                self.admin_site.admin_view(lambda r, doc_id: editor_files.attach_view(self, r, doc_id)),
+                name="suggestions_suggestion_editor_attach",
             ),
             path(
                 "document/<str:doc_id>/edit/decide-all/",

@@ -167,6 +167,7 @@ export function noteLinks(config, { say = () => {} } = {}) {
 
   return {
     entries: () => entries || [],
+    resolve,
     setEntries(list) {
       entries = list;
       outlines.clear();

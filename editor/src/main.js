@@ -7,7 +7,7 @@
 import * as Y from "yjs";
 import { WebsocketProvider } from "y-websocket";
 import { yCollab, ySyncAnnotation } from "y-codemirror.next";
-import { EditorState, Compartment, Transaction } from "@codemirror/state";
+import { EditorState, Compartment, Transaction, ChangeSet } from "@codemirror/state";
 import {
   EditorView,
   keymap,
@@ -17,32 +17,41 @@ import {
   highlightSpecialChars,
 } from "@codemirror/view";
 import { defaultKeymap } from "@codemirror/commands";
+import { search, searchKeymap } from "@codemirror/search";
 import { markdown } from "@codemirror/lang-markdown";
-import { syntaxHighlighting, defaultHighlightStyle } from "@codemirror/language";
+import { syntaxHighlighting } from "@codemirror/language";
 import { authorship, authorshipTheme, registerAuthor } from "./authorship.js";
+import { assistantLabelCss, roomColours } from "./colours.js";
+import { fileEmbeds } from "./embeds.js";
 import { startFileTree } from "./filetree.js";
 import { postForm } from "./http.js";
 import { noteLinks } from "./links.js";
 import { Reviser, revisingFilter } from "./revising.js";
-import { suggest } from "./suggesting.js";
+import { suggest, suggestEach } from "./suggesting.js";
 import { startSwitcher } from "./switcher.js";
 import { startThreads } from "./threads.js";
+import { pageHighlight } from "./theme.js";
 import { trackedChanges, setView, setPending } from "./tracked.js";
 
-const COLORS = ["#d32f2f", "#1976d2", "#388e3c", "#f57c00", "#0097a7", "#c2185b", "#5d4037", "#455a64"];
-
-function colorOf(name) {
-  let hash = 0;
-  for (const ch of name) hash = (hash * 31 + ch.codePointAt(0)) >>> 0;
-  return COLORS[hash % COLORS.length];
-}
+// One colour per person and assistant on this page (colours.js); the assistants' cursor labels move below
+// their line, off their suggestion's author label.
+const labelStyle = document.createElement("style");
+const colours = roomColours({ onAssistants: (list) => (labelStyle.textContent = assistantLabelCss(list)) });
+const colorOf = colours.colourOf;
 
 // -- the page ---------------------------------------------------------------------------------------------
 
 function start() {
   const page = openPage();
   page.links = noteLinks(page.config, { say: page.say });
-  startFileTree(page.config, { onEntries: (entries) => (followPath(page, entries), page.links.setEntries(entries)) });
+  page.embeds = fileEmbeds(page.config, { resolve: page.links.resolve, say: page.say });
+  startFileTree(page.config, {
+    onEntries: (entries) => {
+      followPath(page, entries);
+      page.links.setEntries(entries);
+      if (page.view) page.embeds.refresh(page.view);
+    },
+  });
   startSwitcher({ entries: page.links.entries, currentDocId: page.config.docId });
   if (!page.config.text) return; // a binary file: the template shows its preview or download
   connect(page);
@@ -113,6 +122,8 @@ function connect(page) {
     page.say(`Not applied: ${reason}. Reloading the note…`, "error");
     setTimeout(() => location.reload(), 1500);
   };
+  document.head.append(labelStyle);
+  page.awareness = colours.awareness(page.provider.awareness);
   const me = config.user;
   page.provider.awareness.setLocalStateField("user", { name: me, color: colorOf(me), colorLight: `${colorOf(me)}33` });
 }
@@ -133,6 +144,7 @@ function suggestingFilter(page) {
     if (!page.suggesting || !tr.docChanged || tr.annotation(ySyncAnnotation)) return tr;
     const pieces = [];
     tr.changes.iterChanges((from, to, _fromB, _toB, inserted) => pieces.push({ from, to, inserted: inserted.toString() }));
+    if (pieces.length > 1 && tr.isUserEvent("input.replace")) return suggestedEach(page, tr, pieces, me);
     if (!(tr.isUserEvent("input") || tr.isUserEvent("delete")) || pieces.length !== 1) {
       page.say("In suggesting mode, type or delete in one place at a time.", "error");
       return [];
@@ -153,6 +165,24 @@ function suggestingFilter(page) {
       annotations: Transaction.userEvent.of(tr.annotation(Transaction.userEvent)),
     };
   });
+}
+
+/** Replace all in suggesting mode: each replacement its own suggestion, made one after the other (a rare
+ * command, so the note is read again for each, unlike a keystroke). */
+function suggestedEach(page, tr, pieces, me) {
+  const made = suggestEach(tr.startState.doc.toString(), pieces, me);
+  if (made.refusal) {
+    page.say(made.refusal, "error");
+    return [];
+  }
+  let changes = ChangeSet.empty(tr.startState.doc.length);
+  for (const edits of made.steps) changes = changes.compose(ChangeSet.of(edits, changes.newLength));
+  return {
+    changes,
+    selection: { anchor: made.cursor },
+    scrollIntoView: true,
+    annotations: Transaction.userEvent.of(tr.annotation(Transaction.userEvent)),
+  };
 }
 
 /** The Suggesting toggle: the socket joins again in the chosen mode (the server enforces it). */
@@ -266,7 +296,7 @@ function createEditor(page, review) {
   const { config } = page;
   page.field = trackedChanges(config.canReview);
   page.readOnly = new Compartment();
-  const language = config.markdown ? [markdown(), syntaxHighlighting(defaultHighlightStyle, { fallback: true })] : [];
+  const language = config.markdown ? [markdown(), syntaxHighlighting(pageHighlight)] : [];
   const keys = reviewKeys(page, review);
   return new EditorView({
     parent: page.root,
@@ -280,6 +310,7 @@ function createEditor(page, review) {
         EditorView.lineWrapping,
         language,
         config.markdown ? page.links.extension : [],
+        page.embeds.extension,
         page.field,
         page.authors.extension,
         authorshipTheme,
@@ -296,9 +327,13 @@ function createEditor(page, review) {
           { key: "Alt-p", run: () => keys.focusChange(-1) },
           { key: "Alt-a", run: () => keys.decideAtCursor("accept") },
           { key: "Alt-r", run: () => keys.decideAtCursor("reject") },
+          ...searchKeymap,
           ...defaultKeymap,
         ]),
-        yCollab(page.ytext, page.provider.awareness),
+        // Find and replace (Ctrl-F / ⌘-F): a replacement is typing like any other, so in suggesting mode it
+        // goes through suggestingFilter and becomes a suggestion.
+        search({ top: true }),
+        yCollab(page.ytext, page.awareness),
       ],
     }),
   });
@@ -408,11 +443,11 @@ function followThreads(page) {
 
 /** Who is here. */
 function showPresence(page) {
-  const { provider, ydoc } = page;
+  const { provider, ydoc, awareness } = page;
   const bar = document.getElementById("lr-presence");
   const show = () => {
     bar.replaceChildren();
-    for (const [clientId, state] of provider.awareness.getStates()) {
+    for (const [clientId, state] of awareness.getStates()) {
       if (!state.user) continue;
       const chip = document.createElement("span");
       chip.className = "lr-person";

@@ -263,3 +263,26 @@ export function suggest(text, from, to, inserted, me, { forward = false, makeId 
   const cursor = cursorAt !== null ? cursorAt : mapped(merged, forward ? to : from, forward);
   return { edits: merged.map(({ from: f, to: t, insert }) => ({ from: f, to: t, insert })), cursor, after };
 }
+
+/**
+ * Several changes of `text` at once (Replace all), each made as `me`'s suggestion: `pieces` ({from, to,
+ * inserted}, in `text` positions, apart) are made last first, each in the text the later ones left, so that
+ * every suggestion is checked by the rule like a keystroke. Returns {steps, cursor, after}, `steps` the
+ * edits of each in turn (each in the positions of the text before it), or the first {refusal}.
+ */
+export function suggestEach(text, pieces, me, options = {}) {
+  const steps = [];
+  let current = text;
+  let cursor = 0;
+  for (const piece of [...pieces].sort((a, b) => b.from - a.from)) {
+    let { from, to } = piece;
+    // The later ones' marks start at or after `to`: what they insert there stays after this piece.
+    for (const edits of steps) (from = mapped(edits, from, false)), (to = mapped(edits, to, false));
+    const made = suggest(current, from, to, piece.inserted, me, { ...options, parse: null });
+    if (made.refusal) return { refusal: made.refusal };
+    steps.push(made.edits);
+    current = made.after;
+    cursor = made.cursor;
+  }
+  return { steps, cursor, after: current };
+}

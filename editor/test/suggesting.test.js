@@ -103,3 +103,23 @@ test("whatever is planned, fast or not, the full rule allows", () => {
   }
   assert.ok(planned > 1000, `only ${planned} planned`);
 });
+
+test("replace all: each replacement is a suggestion of its own, checked like a keystroke", async () => {
+  const { suggestEach } = await import("../src/suggesting.js");
+  let n = 0;
+  const ids = { makeId: () => `${ID.slice(0, 15)}${n++}`, now: 1 };
+  const text = "a cat, a cat and a cat";
+  const pieces = [...text.matchAll(/cat/g)].map((m) => ({ from: m.index, to: m.index + 3, inserted: "dog" }));
+  const made = suggestEach(text, pieces, SAM, ids);
+  assert.equal(made.refusal, undefined);
+  assert.equal(made.steps.length, 3);
+  assert.equal(suggestingRefusal(text, made.after, SAM), null);
+  const marks = parseMarks(made.after);
+  assert.equal(marks.filter((m) => m.kind === "deletion").length, 3);
+  assert.equal(marks.filter((m) => m.kind === "addition").length, 3);
+  assert.equal(made.after.replace(/\{--\{[^}]*\}@@cat--\}\{\+\+\{[^}]*\}@@dog\+\+\}/g, "dog"), "a dog, a dog and a dog");
+  // Another author's suggestion in the way refuses the whole.
+  const theirs = `a {++{"author":"claude","timestamp":1,"id":"x"}@@cat++}, a cat`;
+  const inTheWay = [...theirs.matchAll(/cat/g)].map((m) => ({ from: m.index, to: m.index + 3, inserted: "dog" }));
+  assert.match(suggestEach(theirs, inTheWay, SAM, ids).refusal, /claude/);
+});

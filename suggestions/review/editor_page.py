@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
@@ -130,6 +131,11 @@ def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_i
         "treeActionUrl": reverse(
             "admin:suggestions_suggestion_editor_tree_action", args=[document.folder_id]
         ),
+        # Pasted and dropped files (editor_files) and the embedded images' bytes (file_view).
+        "attachUrl": reverse("admin:suggestions_suggestion_editor_attach", args=[doc_id]),
+        "fileUrl": reverse("admin:suggestions_suggestion_editor_file", args=["DOC"]),
+        "maxFileBytes": settings.LENSRELAY_MAX_FILE_BYTES,
+        "canViewFiles": request.user.has_perm(VIEW_DOCUMENT_PERMISSION),
     }
     context = {
         **model_admin.admin_site.each_context(request),
