@@ -140,6 +140,11 @@ async def main() -> None:
         help="also type --keys live keys in the big note with the Authors view in each of these modes "
         "(comma-separated: off,gutter,inline), in turn",
     )
+    parser.add_argument(
+        "--preview",
+        action="store_true",
+        help="also type --keys live keys in the big note in live preview (issue 32), then turn it off",
+    )
     args = parser.parse_args()
     bundles: list[Path | None] = [Path(b).resolve() for b in args.bundle] or [None]
     out = Path(args.out)
@@ -289,6 +294,13 @@ async def main() -> None:
                 sync, _ = page.evaluate(TYPE_JS, [args.keys, 2000, "a"])
                 figures[f"authors_{mode}_key_p50_ms"] = pct(sync, 0.5)
                 figures[f"authors_{mode}_key_p99_ms"] = pct(sync, 0.99)
+            if args.preview:
+                page.check("#lr-live-preview")
+                page.focus("#lr-editor .cm-content")
+                sync, _ = page.evaluate(TYPE_JS, [args.keys, 2000, "p"])
+                figures["preview_key_p50_ms"] = pct(sync, 0.5)
+                figures["preview_key_p99_ms"] = pct(sync, 0.99)
+                page.uncheck("#lr-live-preview")
             figures["visible_marks"] = page.locator(".lr-ins").count()
             if PROFILE:
                 print(

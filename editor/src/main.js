@@ -23,9 +23,12 @@ import { syntaxHighlighting } from "@codemirror/language";
 import { authorship, authorshipTheme, registerAuthor } from "./authorship.js";
 import { assistantLabelCss, roomColours } from "./colours.js";
 import { fileEmbeds } from "./embeds.js";
+import { startDrawers } from "./drawers.js";
 import { startFileTree } from "./filetree.js";
 import { postForm } from "./http.js";
 import { noteLinks } from "./links.js";
+import { livePreview } from "./preview.js";
+import { startProperties } from "./properties.js";
 import { Reviser, revisingFilter } from "./revising.js";
 import { suggest, suggestEach } from "./suggesting.js";
 import { startSwitcher } from "./switcher.js";
@@ -53,18 +56,23 @@ function start() {
     },
   });
   startSwitcher({ entries: page.links.entries, currentDocId: page.config.docId });
+  startDrawers();
   if (!page.config.text) return; // a binary file: the template shows its preview or download
   connect(page);
   page.users = registerAuthor(page.ydoc, page.provider, page.config.user, {
     write: page.config.canEdit || page.config.suggestOnly,
   });
   page.authors = authorship({ ytext: page.ytext, users: page.users, colourOf: colorOf });
+  page.preview = livePreview();
+  page.properties = startProperties(page);
   const review = new Review(page);
   page.view = createEditor(page, review);
+  page.properties.refresh();
   window.lensEditor = { view: page.view, ydoc: page.ydoc, ytext: page.ytext, provider: page.provider };
   bindDecisionControls(page, review);
   bindViewSwitch(page);
   bindAuthorship(page);
+  bindPreview(page);
   bindBulkAndUndo(review);
   followPending(page, review);
   showPresence(page);
@@ -310,6 +318,8 @@ function createEditor(page, review) {
         EditorView.lineWrapping,
         language,
         config.markdown ? page.links.extension : [],
+        config.markdown ? page.preview.extension : [],
+        page.properties.extension,
         page.embeds.extension,
         page.field,
         page.authors.extension,
@@ -413,6 +423,14 @@ function bindAuthorship(page) {
   select.value = page.authors.stored();
   page.authors.show(page.view, select.value);
   select.addEventListener("change", () => page.authors.show(page.view, select.value));
+}
+
+/** Live preview or source: the choice is kept (preview.js). */
+function bindPreview(page) {
+  const toggle = document.getElementById("lr-live-preview");
+  if (!toggle) return;
+  toggle.checked = page.preview.enabled();
+  toggle.addEventListener("change", () => page.preview.set(page.view, toggle.checked));
 }
 
 function bindBulkAndUndo(review) {
