@@ -166,6 +166,7 @@ async def test_the_quick_switcher_opens_a_note_from_part_of_its_name(
         seen["closed"] = page.locator("#lr-switcher").is_hidden()
         seen["focus back"] = page.evaluate("() => document.activeElement.classList.contains('cm-content')")
         page.keyboard.press("Control+o")
+        page.wait_for_selector("#lr-switcher:not([hidden]) input:focus")  # keys before it go to the note
         page.keyboard.type("pl")
         page.wait_for_function("() => document.querySelectorAll('#lr-switcher-list [data-index]').length < 2")
         seen["shown"] = page.locator("#lr-switcher-list li[aria-selected=true]").get_attribute("data-path")
