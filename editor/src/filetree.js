@@ -2,7 +2,7 @@
 // delete to trash. Each action posts to the server, which calls the vault's services (links rewritten,
 // every client follows through the folder document). The tree follows the folder document itself: any
 // change to it (another browser, an assistant, the admin, a Relay client) reloads the listing, and
-// `onEntries` hears every listing (the page's title follows its note).
+// `onEntries` hears every listing (the page's title follows its note), `onFolder` gets the folder document.
 
 import * as Y from "yjs";
 import { WebsocketProvider } from "y-websocket";
@@ -12,7 +12,7 @@ import { postForm } from "./http.js";
 // read soon, and once more a little later.
 const RELOAD_AFTER_MS = [150, 900];
 
-export function startFileTree(config, { onEntries = () => {} } = {}) {
+export function startFileTree(config, { onEntries = () => {}, onFolder = () => {} } = {}) {
   const panel = document.getElementById("lr-tree");
   if (!panel || !config.treeUrl) return;
   const list = panel.querySelector("ul");
@@ -70,6 +70,7 @@ export function startFileTree(config, { onEntries = () => {} } = {}) {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const provider = new WebsocketProvider(`${scheme}//${location.host}/d/${config.folderDocId}/ws`, config.folderDocId, ydoc);
     provider.awareness.setLocalState(null); // reading the tree is not being here
+    onFolder(ydoc);
     let timers = [];
     ydoc.on("update", () => {
       for (const timer of timers) clearTimeout(timer);

@@ -28,6 +28,7 @@ import { startFileTree } from "./filetree.js";
 import { postForm } from "./http.js";
 import { noteLinks } from "./links.js";
 import { livePreview } from "./preview.js";
+import { startPanels } from "./panels.js";
 import { startProperties } from "./properties.js";
 import { Reviser, revisingFilter } from "./revising.js";
 import { suggest, suggestEach } from "./suggesting.js";
@@ -48,12 +49,15 @@ function start() {
   const page = openPage();
   page.links = noteLinks(page.config, { say: page.say });
   page.embeds = fileEmbeds(page.config, { resolve: page.links.resolve, say: page.say });
+  page.panels = startPanels(page);
   startFileTree(page.config, {
     onEntries: (entries) => {
       followPath(page, entries);
       page.links.setEntries(entries);
+      page.panels.entries(entries);
       if (page.view) page.embeds.refresh(page.view);
     },
+    onFolder: (ydoc) => page.panels.folderDoc(ydoc),
   });
   startSwitcher({ entries: page.links.entries, currentDocId: page.config.docId });
   startDrawers();
@@ -68,6 +72,7 @@ function start() {
   const review = new Review(page);
   page.view = createEditor(page, review);
   page.properties.refresh();
+  page.panels.noteChanged();
   window.lensEditor = { view: page.view, ydoc: page.ydoc, ytext: page.ytext, provider: page.provider };
   bindDecisionControls(page, review);
   bindViewSwitch(page);
@@ -320,6 +325,7 @@ function createEditor(page, review) {
         config.markdown ? page.links.extension : [],
         config.markdown ? page.preview.extension : [],
         page.properties.extension,
+        EditorView.updateListener.of((update) => update.docChanged && page.panels.noteChanged()),
         page.embeds.extension,
         page.field,
         page.authors.extension,

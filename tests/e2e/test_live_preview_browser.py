@@ -28,6 +28,7 @@ NOTE = (
     "# Plan\n\nSome *soft* words and [[Other]].\n\n- [ ] water the plants\n- [x] feed the cat\n\n"
     "| Who | Task |\n|---|---|\n| Ana | water |\n\nThe quick brown fox.\n"
 )
+OTHER = "# Other\n\nSee [[Plan]].\n"
 CARD = "---\nstatus: draft\ntags:\n  - biology\n---\n# Card\n"
 _MARKER = "E2E-PREVIEW "
 SCREENSHOTS = Path(os.environ.get("LENSRELAY_SCREENSHOTS", "/tmp/lensrelay-screenshots"))
@@ -48,7 +49,7 @@ print({marker!r} + json.dumps("ok"))
 def doc_id(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> str:
     desk = tmp_path_factory.mktemp("studio")
     (desk / "Plan.md").write_text(NOTE, encoding="utf-8")
-    (desk / "Other.md").write_text("# Other\n", encoding="utf-8")
+    (desk / "Other.md").write_text(OTHER, encoding="utf-8")
     (desk / "Card.md").write_text(CARD, encoding="utf-8")
     script = _SETUP.format(
         desk=str(desk), folder=FOLDER, writer=WRITER, reader=READER, password=PASSWORD, marker=_MARKER
@@ -200,7 +201,7 @@ async def test_on_a_phone_the_text_is_full_width_and_the_tree_is_a_drawer(
         seen["tree_escaped"] = page.locator("#lr-tree").bounding_box()
         page.click("button[data-drawer='lr-tree']")
         with page.expect_navigation():
-            page.click("#lr-tree a:has-text('Other.md')")
+            page.click("#lr-tree li[data-path='/Other.md'] a")
         open_editor(page, page.url)
         seen["opened"] = page.evaluate("() => window.lensEditor.view.state.doc.toString()")
         return seen
@@ -214,7 +215,7 @@ async def test_on_a_phone_the_text_is_full_width_and_the_tree_is_a_drawer(
     assert opened["x"] >= 0 and opened["width"] <= 390, opened
     assert seen["expanded"] == "true"
     assert escaped["x"] + escaped["width"] <= 1, escaped
-    assert seen["opened"] == "# Other\n"
+    assert seen["opened"] == OTHER
     await browser_thread.run(page.close)
 
 
@@ -277,3 +278,54 @@ async def test_properties_show_the_front_matter_as_fields_that_write_the_yaml(
 
     assert await browser_thread.run(lambda: reader_sees(reader)) == (True, 0)
     await browser_thread.run(reader.close)
+
+
+async def test_the_outline_and_backlinks_panels_lead_around_the_folder(
+    relay: Relay,
+    doc_id: str,
+    browser_thread: BrowserThread,
+    contexts: dict[str, BrowserContext],
+    yclients: YClientFactory,
+) -> None:
+    url = f"{relay.http_url}/admin/suggestions/suggestion/document/{doc_id}/edit/"
+    page = await browser_thread.run(contexts[WRITER].new_page)
+    paths = await relay.document_paths(relay.tokens["edit"], folder=FOLDER)
+    other_id = paths[f"{FOLDER}/Other.md"]
+    other = await yclients(
+        relay.doc_url(other_id), other_id, params={"token": relay.tokens["edit"]}, label="other"
+    )
+    linked = OTHER + "\nSee [[Plan]].\n"
+
+    def before(page: Page) -> list[str]:
+        open_editor(page, url)
+        page.locator("#lr-backlinks li").first.wait_for()
+        return page.locator("#lr-backlinks li").all_inner_texts()
+
+    shown = await browser_thread.run(lambda: before(page))
+    assert not any("Other.md" in line for line in shown), shown
+    # Someone links Other to Plan while the page is open: its Backlinks follow.
+    await other.insert(len(OTHER), "\nSee [[Plan]].\n")
+
+    def panels(page: Page) -> dict[str, object]:
+        # The server indexes the link a moment after the edit; the folder document brings it here.
+        page.locator("#lr-backlinks a:has-text('Other.md')").wait_for()
+        seen: dict[str, object] = {
+            "outline": page.locator("#lr-outline .lr-outline-heading").all_inner_texts(),
+            "backlinks": page.locator("#lr-backlinks li").all_inner_texts(),
+        }
+        _cursor_on(page, "The ")
+        page.click("#lr-outline .lr-outline-heading:has-text('Plan')")
+        seen["head"] = page.evaluate("() => window.lensEditor.view.state.selection.main.head")
+        with page.expect_navigation():
+            page.click("#lr-backlinks a:has-text('Other.md')")
+        page.wait_for_selector("#lr-editor[data-synced=true]")
+        seen["opened"] = page.evaluate("() => window.lensEditor.view.state.doc.toString()")
+        page.locator("#lr-outline .lr-outline-heading").first.wait_for()  # drawn a moment after the text
+        seen["other_outline"] = page.locator("#lr-outline .lr-outline-heading").all_inner_texts()
+        return seen
+
+    seen = await browser_thread.run(lambda: panels(page))
+    assert seen["outline"] == ["Plan"] and seen["backlinks"] == ["Other.md"]
+    assert seen["head"] == 0
+    assert seen["opened"] == linked and seen["other_outline"] == ["Other"]
+    await browser_thread.run(page.close)
