@@ -28,7 +28,7 @@ NOTE = (
     "# Plan\n\nSome *soft* words and [[Other]].\n\n- [ ] water the plants\n- [x] feed the cat\n\n"
     "| Who | Task |\n|---|---|\n| Ana | water |\n\nThe quick brown fox.\n"
 )
-OTHER = "# Other\n\nSee [[Plan]].\n"
+OTHER = "# Other\n\nNothing links from here yet.\n"  # Backlinks of Plan start empty
 CARD = "---\nstatus: draft\ntags:\n  - biology\n---\n# Card\n"
 _MARKER = "E2E-PREVIEW "
 SCREENSHOTS = Path(os.environ.get("LENSRELAY_SCREENSHOTS", "/tmp/lensrelay-screenshots"))
