@@ -21,10 +21,12 @@ import logging
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
-from django.db import connections
+from django.db import OperationalError, connections
 from django.utils import timezone
 
 from lensrelay.docstore import persistence
@@ -33,12 +35,41 @@ from lensrelay.docstore.loopsqlite import sqlite_file
 from lensrelay.models import YUpdate
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Appends written in one transaction at most; a longer queue goes out in several.
 MAX_BATCH = 256
 # SQLite's primary result codes for a database another connection is writing.
 SQLITE_BUSY = 5
 SQLITE_LOCKED = 6
+
+
+# On SQLite the writer thread does not wait for the lock in SQLite's busy handler, whose sleeps grow 1, 2,
+# 5, 10 ms and on: a lock the derive process held for 3 ms cost an append 8, and that was the live path's
+# tail beside it (issue 36). It asks again after a short sleep, growing to BUSY_RETRY_MAX, for as long as
+# the busy timeout the rest of the process uses (settings.DATABASES' "timeout").
+BUSY_RETRY_FIRST = 0.0001
+BUSY_RETRY_MAX = 0.001
+
+
+def retrying_while_locked(write: Callable[[], T]) -> T:
+    connection = connections["default"]
+    if connection.vendor != "sqlite":
+        return write()
+    connection.ensure_connection()
+    connection.connection.execute("PRAGMA busy_timeout = 0")  # a few microseconds; the connection may be new
+    deadline = time.monotonic() + float(connection.settings_dict.get("OPTIONS", {}).get("timeout", 5))
+    pause = BUSY_RETRY_FIRST
+    while True:
+        try:
+            return write()
+        except OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(BUSY_RETRY_MAX, pause * 2)
 
 
 @dataclass(frozen=True)
@@ -172,9 +203,11 @@ class LogWriter:
     def _write(self, batch: list[_Append]) -> None:
         try:
             self._prepare()
-            ids = persistence.append_updates(
-                [(entry.doc_id, entry.update, entry.touch, entry.author) for entry in batch],
-                writer=self.writer,
+            ids = retrying_while_locked(
+                lambda: persistence.append_updates(
+                    [(entry.doc_id, entry.update, entry.touch, entry.author) for entry in batch],
+                    writer=self.writer,
+                )
             )
         except Exception as exc:
             if len(batch) == 1:

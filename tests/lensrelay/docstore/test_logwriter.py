@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import OperationalError, connections
 
 from lensrelay.docstore import persistence
-from lensrelay.docstore.logwriter import LogWriter, LoopAppender
+from lensrelay.docstore.logwriter import LogWriter, LoopAppender, retrying_while_locked
 from lensrelay.models import YUpdate
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -151,3 +152,65 @@ def test_one_batch_is_one_insert_in_order_and_touches_only_what_it_names() -> No
 
     persistence.touch_modified("doc-b")
     assert Document.objects.get(doc_id="doc-b").modified > long_ago + timedelta(days=2)
+
+
+async def test_on_sqlite_the_thread_asks_again_for_the_lock_rather_than_sleeping_in_sqlite(
+    monkeypatch: Any,
+) -> None:
+    """SQLite's busy handler sleeps 1, 2, 5, 10 ms and on between tries: the writer thread asks again itself,
+    every fraction of a millisecond, so an append follows another writer's short transaction at once."""
+    on_loop = _on_loop()
+    tries: list[int] = []  # one per attempt
+    real = persistence.append_updates
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        tries.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(persistence, "append_updates", counted)
+    locker = sqlite3.connect(on_loop.path, isolation_level=None, check_same_thread=False)
+    locker.execute("BEGIN IMMEDIATE")
+    writer = LogWriter(asyncio.get_running_loop(), writer="w7", prepare=lambda: None, on_loop=on_loop)
+    try:
+        future = writer.append("doc-g", b"asked", touch=False)
+        await asyncio.sleep(0.05)
+        assert not future.done()
+        locker.execute("COMMIT")
+        row_id = await asyncio.wait_for(future, timeout=10)
+    finally:
+        locker.close()
+        await asyncio.get_running_loop().run_in_executor(None, writer.close)
+    # In SQLite's handler it would have been one call that waited; asked again, it is many (at most one
+    # every 0.1 to 1 ms over the 50 ms the lock was held).
+    assert len(tries) >= 10
+    assert await sync_to_async(_rows)("doc-g") == [(row_id, b"asked", "w7")]
+
+
+def test_on_sqlite_an_error_other_than_a_lock_is_not_asked_again() -> None:
+    calls: list[int] = []
+
+    def broken() -> int:
+        calls.append(1)
+        raise OperationalError("no such table: lensrelay_yupdate")
+
+    with pytest.raises(OperationalError, match="no such table"):
+        retrying_while_locked(broken)
+    assert calls == [1]
+
+
+def test_on_sqlite_a_lock_held_past_the_busy_timeout_fails_the_append() -> None:
+    monkey_options = connections["default"].settings_dict.setdefault("OPTIONS", {})
+    before = monkey_options.get("timeout")
+    monkey_options["timeout"] = 0.05
+    calls: list[int] = []
+
+    def locked() -> int:
+        calls.append(1)
+        raise OperationalError("database is locked")
+
+    try:
+        with pytest.raises(OperationalError, match="locked"):
+            retrying_while_locked(locked)
+    finally:
+        monkey_options["timeout"] = before
+    assert len(calls) > 5
