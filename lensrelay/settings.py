@@ -183,6 +183,11 @@ LENSRELAY_DERIVE_RESTART_SECONDS = _env_float("LENSRELAY_DERIVE_RESTART_SECONDS"
 # shares cores with a server, deliveries go first and derived views wait for spare time. Its database
 # thread keeps the server's priority (it holds SQLite's write lock, which the live path waits for).
 LENSRELAY_DERIVE_NICE = int(os.environ.get("LENSRELAY_DERIVE_NICE", "10"))
+# On Linux the derive process runs in the idle scheduling class, on CPU the server leaves, and returns to
+# the normal class (at the nice level above) while the oldest change it has not derived is older than this
+# many seconds (lensrelay/docstore/spare_cpu.py). LENSRELAY_DERIVE_IDLE=false keeps it at the nice level.
+LENSRELAY_DERIVE_IDLE = _env_bool("LENSRELAY_DERIVE_IDLE", True)
+LENSRELAY_DERIVE_STRETCH_SECONDS = _env_float("LENSRELAY_DERIVE_STRETCH_SECONDS", 3.0)
 # The launcher's cyclic garbage collector: Python's thresholds "700,10,10" make a full collection every few
 # seconds under a team's load, and with a thousand clients' objects it stops the loop 100-200 ms. Set
 # "700,10,10" to get Python's behaviour back (lensrelay/server/collector.py).

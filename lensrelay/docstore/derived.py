@@ -58,6 +58,7 @@ from lensrelay.docstore import persistence
 from lensrelay.docstore.later import Debounced
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.room import Room
+from lensrelay.docstore.spare_cpu import next_pass_in
 from lensrelay.docstore.store import DocStore, on_change, on_foreign
 from lensrelay.docstore.texts import text_cache
 from lensrelay.models import DerivedCursor, YDoc, YSnapshot, YUpdate
@@ -341,6 +342,9 @@ class DeriveFollower:
         # make its document "changed" on every pass until then (a notification each time).
         self._folded: dict[str, int] = {}
         self.steps = 0
+        # Told each pass how many seconds old the oldest row it had not read is (0: none); the derive
+        # process's scheduling follows it (lensrelay.docstore.spare_cpu).
+        self.behind: Callable[[float], None] = lambda seconds: None
         # Each follower its own feed views: a follower started afresh (a restarted derive process)
         # starts them afresh too, from what the database holds.
         self.feed_views: list[tuple[str, FeedView]] = [(v.name, v.factory(store)) for v in _feed_views]
@@ -363,6 +367,8 @@ class DeriveFollower:
         floor = max(0, cursor - WINDOW)
         read = await self.store.db(feed_read, after_id=floor, cursor=cursor)
         fresh = [row for row in read.rows if row.id not in self._handled]
+        oldest = min((row.created for row in fresh), default=None)
+        self.behind(0.0 if oldest is None else max(0.0, (timezone.now() - oldest).total_seconds()))
         folded = [(doc_id, upto) for doc_id, upto in read.compacted if self._folded.get(doc_id) != upto]
         changed = {row.doc_id for row in fresh} | {doc_id for doc_id, _ in folded}
         changed -= MARKERS
@@ -411,6 +417,7 @@ class DeriveFollower:
         """Step forever (until `stop` is set, or the launcher that started this process is gone)."""
         stop = stop or asyncio.Event()
         poll = float(settings.LENSRELAY_DERIVE_POLL_SECONDS)
+        stretch = max(poll, float(settings.LENSRELAY_DERIVE_STRETCH_SECONDS))
         while not stop.is_set():
             if parent_pid is not None and os.getppid() != parent_pid:
                 logger.info("the server that started this derive process is gone: stopping")
@@ -418,7 +425,7 @@ class DeriveFollower:
             started = time.monotonic()
             with failures_logged(logger, "derived work"):
                 await self.step()
-            wait = max(0.0, poll - (time.monotonic() - started))
+            wait = next_pass_in(took=time.monotonic() - started, poll=poll, stretch=stretch)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=wait)
 

@@ -164,6 +164,15 @@ def thread_nices(pid: int) -> dict[int, int]:
     return found
 
 
+def thread_classes(pid: int) -> dict[int, int]:
+    """The scheduling class of each thread of `pid`, by thread id."""
+    found: dict[int, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError, ValueError):
+            found[int(task.name)] = os.sched_getscheduler(int(task.name))
+    return found
+
+
 async def test_killing_the_derive_process_loses_nothing_and_the_live_path_keeps_serving(
     vault: Relay, yclients: YClientFactory
 ) -> None:
@@ -182,6 +191,11 @@ async def test_killing_the_derive_process_loses_nothing_and_the_live_path_keeps_
         what="the derive process lowered",
     )
     assert server_nice in nices.values(), nices
+    # And it runs on CPU the server leaves (the idle class, lensrelay.docstore.spare_cpu), its database
+    # thread again excepted.
+    classes = await asyncio.to_thread(thread_classes, old)
+    assert classes[old] == os.SCHED_IDLE, classes
+    assert os.SCHED_OTHER in classes.values(), classes
     folder_doc, target, notes = await ids(relay)
     params = {"token": relay.tokens["edit"]}
     folder = await yclients(relay.doc_url(folder_doc), folder_doc, params=params, label="folder")

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from lensrelay.docstore.derived import CURSOR_NAME, cursor_save, derive_pending, derived_views, follower_for
+from lensrelay.docstore.spare_cpu import SpareCpu
 from lensrelay.docstore.store import DocStore, get_store
 from lensrelay.webhooks.delivery import WebhookDeliverer
 
@@ -56,17 +57,21 @@ def stop_soon(stop: asyncio.Event, *, grace: float = STOP_GRACE_SECONDS) -> thre
     return deadline
 
 
-async def _lower_priority_but_the_database_thread(store: DocStore) -> None:
-    """Deliveries go first where this process shares cores with a server (LENSRELAY_DERIVE_NICE), but not
-    its database thread: a transaction holds SQLite's one write lock, and at a low priority it held it
-    while the scheduler ran the server, which waited for that lock to log a live change (priority
-    inversion: appends waited up to 1.2 s in the loop-lag test). On Linux a thread's nice value is its own
-    and new threads take their creator's, so the store's database thread is started first, then the
-    loop's thread (and every thread it starts later) is lowered."""
-    increment = int(settings.LENSRELAY_DERIVE_NICE)
-    if increment:
-        await store.db(int)  # starts the store's one database thread, at this process's priority
-        os.nice(increment)
+async def _lower_priority_but_the_database_thread(store: DocStore) -> SpareCpu:
+    """Deliveries go first where this process shares cores with a server (lensrelay.docstore.spare_cpu),
+    but not its database thread: a transaction holds SQLite's one write lock, and at a low priority it held
+    it while the scheduler ran the server, which waited for that lock to log a live change (priority
+    inversion: appends waited up to 1.2 s in the loop-lag test). On Linux a thread's nice value and class
+    are its own and new threads take their creator's, so the store's database thread is started first,
+    then the loop's thread (and every thread it starts later) is lowered."""
+    spare = SpareCpu(
+        nice=int(settings.LENSRELAY_DERIVE_NICE),
+        idle=bool(settings.LENSRELAY_DERIVE_IDLE),
+        stretch=float(settings.LENSRELAY_DERIVE_STRETCH_SECONDS),
+    )
+    await store.db(int)  # starts the store's one database thread, at this process's priority
+    spare.lower()
+    return spare
 
 
 class Command(BaseCommand):
@@ -95,7 +100,8 @@ class Command(BaseCommand):
 
     async def _run(self, *, once: bool, parent_pid: int | None) -> None:
         store = get_store()
-        await _lower_priority_but_the_database_thread(store)
+        spare = await _lower_priority_but_the_database_thread(store)
+        follower_for(store).behind = spare.behind
         try:
             if once:
                 handled = await derive_pending(store)
