@@ -14,7 +14,8 @@ Loads alternate between the servers and each runs ``--reps`` times; medians are 
 PostgreSQL database and a private redis-server (each document's clients spread over both; one derive
 process beside the first worker); the reference is one Node process, as it is deployed.
 ``--modes process,inline`` adds a run with derived work inside the server (the layout before issue 23);
-``none`` is the launcher with no derive process beside it (one worker only).
+``none`` is the launcher with no derive process beside it and ``nice`` the derive process at a nice level
+rather than in the idle scheduling class (one worker only).
 
     .venv/bin/python -m bench.run_team [--loads 1x2@20,1x10@50,50x10@100,150x10@350] [--seconds 20]
         [--reps 2] [--workers 1|2] [--modes process] [--keep]
@@ -72,7 +73,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--modes",
         default="process",
-        help="where Lens Relay derives: process (the default), inline, none (no derive process)",
+        help="where Lens Relay derives: process (the default), nice (the derive process at a nice level, "
+        "not in the idle class), inline, none (no derive process)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the work directory (server logs, database)")
     return parser.parse_args(argv)
@@ -132,17 +134,27 @@ def wait_for_derive(workers: list[LiveServer]) -> list[int]:
     raise RuntimeError("the derive process did not start beside the server")
 
 
+# One worker's layouts. "none": the launcher's shape with no derive process beside it (derived work left
+# undone), the baseline the derive process must not slow; "nice": the derive process at its nice level
+# only, as before it ran in the idle scheduling class (issue 36).
+SINGLE_MODES: dict[str, dict[str, str]] = {
+    "process": {"LENSRELAY_DERIVED_WORK": "process"},
+    "nice": {"LENSRELAY_DERIVED_WORK": "process", "LENSRELAY_DERIVE_IDLE": "false"},
+    "inline": {"LENSRELAY_DERIVED_WORK": "inline"},
+    "none": {"LENSRELAY_DERIVE_BESIDE": "false"},
+}
+
+
 @contextmanager
 def single_relay(workdir: Path, vault: Path, mode: str) -> Iterator[Relay]:
-    # "none": the launcher's shape with no derive process beside it (derived work left undone), the
-    # baseline the derive process must not slow.
-    env = {"LENSRELAY_DERIVED_WORK": mode} if mode != "none" else {"LENSRELAY_DERIVE_BESIDE": "false"}
-    server = harness.start_relay(workdir / f"relay-{mode}", **env)
+    server = harness.start_relay(workdir / f"relay-{mode}", **SINGLE_MODES[mode])
     try:
         harness.import_vault(server, vault, folder=FOLDER)
         token = harness.create_token(server)
         doc_ids = harness.document_ids(server, token=token, folder=FOLDER)
-        derive = wait_for_derive([server]) if mode == "process" else []
+        derive = (
+            wait_for_derive([server]) if SINGLE_MODES[mode].get("LENSRELAY_DERIVED_WORK") == "process" else []
+        )
         yield Relay([server], derive, token, doc_ids)
     finally:
         server.kill()
