@@ -203,21 +203,23 @@ async def suggestion_propose_edits(
     room = await store.get(entry.doc_id)
     if room is None:
         raise SuggestionError(f"Error: Document not found: {entry.user_path}")
-    meta = _meta(proposer, row.uid)
-    planned = await _planned_for_current_text(
-        room,
+    plan_for = dict(
         specs=list(specs),
         replacement=replacement,
         path=entry.user_path,
-        meta=meta,
+        meta=_meta(proposer, row.uid),
         uid=row.uid,
         comment=comment,
     )
     if dry_run:
+        planned = await _planned_for_current_text(room, **plan_for)
         return Outcome(None, planned.occurrences, planned.diff, planned.new_view_text)
-    plan = planned.plan
-    # Until the rows say what happened, the follower must not read the superseded markup as decided.
+    # Until the rows say what happened, the follower must not read the superseded markup as decided. The
+    # hold is taken before the plan: taking it awaits the database, and a person typing meanwhile changed
+    # the text a plan made before it was for (most of an assistants' storm's edits were refused so).
     async with holding(store, entry.doc_id):
+        planned = await _planned_for_current_text(room, **plan_for)
+        plan = planned.plan
         write_plan(room, planned.raw, [plan.edits] + ([[planned.reply]] if planned.reply else []))
         records = _hunk_records_from(room, planned.changes, planned.around)
         row.hunks = records

@@ -4,18 +4,22 @@ suggestion in the live document gives exactly what deciding it in the text alone
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import threading
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from pycrdt import Text
 
 from lensrelay.docstore.texts import room_text
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from suggestions.errors import SuggestionError
+from suggestions.lifecycle import follow
 from suggestions.lifecycle.deciding import suggestion_decide
 from suggestions.lifecycle.proposing import EditSpec, Proposer, suggestion_propose_edits
 from suggestions.markup.criticmarkup import mark_id, parse
@@ -84,3 +88,43 @@ async def test_live_edits_keep_the_invariants_and_decide_alone(
     assert room_text(room) == decide_one_by_one(after, [(row.uid, accept)])
     stored = await sync_to_async(Suggestion.objects.get)(pk=row.pk)
     assert stored.status == ("accepted" if accept else "rejected")
+
+
+async def test_a_person_typing_while_the_hold_is_taken_does_not_refuse_the_edit(
+    store: Any, folder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Taking the hold awaits the database; a keystroke landing meanwhile must not make the edit's plan stale
+    (in an assistants' storm most edits were refused with "Document changed while the suggestion was
+    written")."""
+    document = await document_create(store=store, folder=folder, path="/Typed.md", text="alpha beta\n")
+    index = path_index(store)
+    await index.ensure()
+    entry = index.by_doc_id(document.doc_id)
+    assert entry is not None
+    room = await store.get(document.doc_id)
+    loop = asyncio.get_running_loop()
+    real_hold = follow._hold
+
+    def slow_hold(ids: list[str]) -> Any:
+        # On the database thread: the person's keystroke lands on the loop while the hold is taken.
+        done = threading.Event()
+
+        def type_key() -> None:
+            with room.transact():
+                room.doc.get("contents", type=Text).insert(0, "x")
+            done.set()
+
+        loop.call_soon_threadsafe(type_key)
+        assert done.wait(5)
+        return real_hold(ids)
+
+    monkeypatch.setattr(follow, "_hold", slow_hold)
+    outcome = await suggestion_propose_edits(
+        store=store,
+        entry=entry,
+        proposer=Proposer(author="claude"),
+        specs=[EditSpec("beta", "gamma")],
+        tool="edit",
+    )
+    assert outcome.suggestion is not None
+    assert accepted_of(room_text(room)) == "xalpha gamma\n"
