@@ -186,7 +186,7 @@ async def test_on_sqlite_the_thread_asks_again_for_the_lock_rather_than_sleeping
     assert await sync_to_async(_rows)("doc-g") == [(row_id, b"asked", "w7")]
 
 
-def test_on_sqlite_an_error_other_than_a_lock_is_not_asked_again() -> None:
+def test_an_error_other_than_a_lock_is_not_asked_again() -> None:
     calls: list[int] = []
 
     def broken() -> int:
@@ -198,7 +198,7 @@ def test_on_sqlite_an_error_other_than_a_lock_is_not_asked_again() -> None:
     assert calls == [1]
 
 
-def test_on_sqlite_a_lock_held_past_the_busy_timeout_fails_the_append() -> None:
+def test_a_lock_held_past_the_busy_timeout_fails_the_append() -> None:
     monkey_options = connections["default"].settings_dict.setdefault("OPTIONS", {})
     before = monkey_options.get("timeout")
     monkey_options["timeout"] = 0.05
@@ -213,4 +213,7 @@ def test_on_sqlite_a_lock_held_past_the_busy_timeout_fails_the_append() -> None:
             retrying_while_locked(locked)
     finally:
         monkey_options["timeout"] = before
-    assert len(calls) > 5
+    if connections["default"].vendor == "sqlite":
+        assert len(calls) > 5  # asked again until the busy timeout
+    else:
+        assert calls == [1]  # PostgreSQL's writers wait in the server: nothing to ask again
