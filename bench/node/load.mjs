@@ -86,6 +86,7 @@ const main = async () => {
     delivered: sorted.length,
     expected: docs.reduce((n, doc, i) => n + sentPerDoc[i] * (doc.clients.length - 1), 0),
     p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
     errors: all.filter((c) => c.closed).length,
     converged: converged(),
