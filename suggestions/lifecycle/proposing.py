@@ -9,7 +9,9 @@ it was planned on is still the document's.
 
 from __future__ import annotations
 
+import asyncio
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +41,7 @@ from suggestions.lifecycle.planning import (
     plan_edit_off_loop,
     refuse_delimiters,
 )
+from suggestions.lifecycle.rebasing import rebased
 from suggestions.markup.criticmarkup import (
     CLOSE_ADDITION,
     parse,
@@ -164,6 +167,16 @@ PLAN_ON_LOOP_CHARS = 32 * 1024
 PLAN_ATTEMPTS = 3
 
 
+_planning_locks: weakref.WeakKeyDictionary[Room, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def _planning_lock(room: Room) -> asyncio.Lock:
+    lock = _planning_locks.get(room)
+    if lock is None:
+        lock = _planning_locks[room] = asyncio.Lock()
+    return lock
+
+
 async def _planned_for_current_text(room: Room, **plan: Any) -> PlannedEdit:
     """A plan made on the room's text as it is now; no await lies between its check and the caller's
     next statement."""
@@ -174,8 +187,10 @@ async def _planned_for_current_text(room: Room, **plan: Any) -> PlannedEdit:
         if len(raw) + edit_chars <= PLAN_ON_LOOP_CHARS:
             return plan_edit(raw, **plan)
         planned = await plan_edit_off_loop(raw, **plan)
-        if room_text(room) == raw:
-            return planned
+        # Someone typed meanwhile: the same plan holds on the text as it is if they typed apart from it.
+        moved = rebased(planned, room_text(room))
+        if moved is not None:
+            return moved
     raise SuggestionError(
         "The document kept changing while the edit was planned. Nothing was changed; please try again."
     )
@@ -218,10 +233,13 @@ async def suggestion_propose_edits(
     # hold is taken before the plan: taking it awaits the database, and a person typing meanwhile changed
     # the text a plan made before it was for (most of an assistants' storm's edits were refused so).
     async with holding(store, entry.doc_id):
-        planned = await _planned_for_current_text(room, **plan_for)
-        plan = planned.plan
-        write_plan(room, planned.raw, [plan.edits] + ([[planned.reply]] if planned.reply else []))
-        records = _hunk_records_from(room, planned.changes, planned.around)
+        # One plan at a time per note: assistants crowding a note would otherwise each make the others'
+        # plans stale (the storm's 50 sessions got 3 edits through in 10 s).
+        async with _planning_lock(room):
+            planned = await _planned_for_current_text(room, **plan_for)
+            plan = planned.plan
+            write_plan(room, planned.raw, [plan.edits] + ([[planned.reply]] if planned.reply else []))
+            records = _hunk_records_from(room, planned.changes, planned.around)
         row.hunks = records
         row.old_text = "\n…\n".join(r["old"] for r in records)
         row.new_text = "\n…\n".join(r["new"] for r in records)

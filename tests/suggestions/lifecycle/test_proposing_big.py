@@ -157,9 +157,44 @@ async def test_a_big_edit_planned_once_more_after_a_change_keeps_the_change(
     )
     after = room_text(room)
     assert len(calls) == 2
-    assert accept_all(after) == f"typed start {big} end\n"
-    assert reject_all(after) == "typed start PLACEHOLDER end\n"
+    assert accept_all(after) == f"start typed {big} end\n"
+    assert reject_all(after) == "start typed PLACEHOLDER end\n"
 
 
-async def _type(room: Any) -> None:
-    room.doc.get(CONTENTS, type=Text).insert(0, "typed ")
+async def test_a_big_edit_is_moved_over_what_a_person_typed_apart_from_it_not_planned_again(
+    store: Any, folder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry = await _entry(store, folder, "/Apart.md", "start and more PLACEHOLDER end\n")
+    room = await store.get(entry.doc_id)
+    planned = proposing.plan_edit_off_loop
+    calls = []
+
+    async def plan(raw: str, **kwargs: Any) -> Any:
+        calls.append(raw)
+        result = await planned(raw, **kwargs)
+        await _type(room, beside=False)
+        return result
+
+    monkeypatch.setattr(proposing, "plan_edit_off_loop", plan)
+    big = "y" * (proposing.PLAN_ON_LOOP_CHARS + 1)
+    outcome = await suggestion_propose_edits(
+        store=store,
+        entry=entry,
+        proposer=Proposer(author="claude"),
+        specs=[EditSpec("PLACEHOLDER", big)],
+        tool="edit",
+    )
+    after = room_text(room)
+    assert len(calls) == 1
+    assert accept_all(after) == f"typed start and more {big} end\n"
+    assert reject_all(after) == "typed start and more PLACEHOLDER end\n"
+    assert outcome.suggestion is not None
+    assert (outcome.suggestion.old_text, outcome.suggestion.new_text) == ("PLACEHOLDER", big)
+
+
+async def _type(room: Any, *, beside: bool = True) -> None:
+    """A person types: against the edited word (the plan cannot be moved over it), or at the note's start,
+    apart from it."""
+    text = room.doc.get(CONTENTS, type=Text)
+    at = len(str(text).split("PLACEHOLDER")[0].encode()) if beside else 0
+    text.insert(at, "typed ")
