@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from suggestions.lifecycle.planning import PlannedEdit
+from suggestions.markup.diff import common_prefix_length, common_suffix_length
 from suggestions.markup.rewriting import Plan, RawEdit, apply_raw_edits
 
 # Characters left untouched between the plan's edits and the stretch that changed: a keystroke right beside
@@ -20,22 +21,10 @@ from suggestions.markup.rewriting import Plan, RawEdit, apply_raw_edits
 MARGIN = 2
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix, by halving (each comparison a C slice compare)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
 def changed_stretch(old: str, new: str) -> tuple[int, int, int]:
     """`(start, old_end, new_end)`: `old[start:old_end]` became `new[start:new_end]`, the rest is equal."""
-    start = _common_prefix(old, new)
-    suffix = _common_prefix(old[start:][::-1], new[start:][::-1])
+    start = common_prefix_length(old, new)
+    suffix = common_suffix_length(old, new, min(len(old), len(new)) - start)
     return start, len(old) - suffix, len(new) - suffix
 
 

@@ -138,7 +138,7 @@ def _changed_line_blocks(old: str, new: str) -> list[tuple[int, int, int, int]]:
     return blocks
 
 
-def _common_prefix_length(a: str, b: str) -> int:
+def common_prefix_length(a: str, b: str) -> int:
     """How many leading characters ``a`` and ``b`` share, by bisection over C-speed slice comparisons."""
     low, high = 0, min(len(a), len(b))
     while low < high:
@@ -150,7 +150,7 @@ def _common_prefix_length(a: str, b: str) -> int:
     return low
 
 
-def _common_suffix_length(a: str, b: str, limit: int) -> int:
+def common_suffix_length(a: str, b: str, limit: int) -> int:
     low, high = 0, min(len(a), len(b), limit)
     while low < high:
         middle = (low + high + 1) // 2
@@ -174,7 +174,7 @@ def _cut_shared_edges(old: str, new: str, block: tuple[int, int, int, int]) -> t
     o1, o2, n1, n2 = block
     old_block, new_block = old[o1:o2], new[n1:n2]
     old_length, new_length = len(old_block), len(new_block)
-    shared = _common_prefix_length(old_block, new_block)
+    shared = common_prefix_length(old_block, new_block)
     lead = 0
     for position in range(shared, max(0, shared - _CUT_SEARCH), -1):
         if (
@@ -185,7 +185,7 @@ def _cut_shared_edges(old: str, new: str, block: tuple[int, int, int, int]) -> t
         ):
             lead = position
             break
-    shared = _common_suffix_length(old_block, new_block, min(old_length, new_length) - lead)
+    shared = common_suffix_length(old_block, new_block, min(old_length, new_length) - lead)
     trail = 0
     for length in range(shared, max(0, shared - _CUT_SEARCH), -1):
         if (

@@ -131,65 +131,59 @@ async def test_a_big_edit_is_not_written_onto_text_that_changed_while_it_was_pla
     assert after.count("typed ") == proposing.PLAN_ATTEMPTS
 
 
-async def test_a_big_edit_planned_once_more_after_a_change_keeps_the_change(
-    store: Any, folder: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    entry = await _entry(store, folder, "/Once.md", "start PLACEHOLDER end\n")
+BIG_EDIT = "y" * (proposing.PLAN_ON_LOOP_CHARS + 1)
+
+
+async def _propose_while_typing(
+    store: Any, folder: Any, monkeypatch: pytest.MonkeyPatch, *, text: str, beside: bool
+) -> tuple[list[str], str, Any]:
+    """A big edit of PLACEHOLDER while a person types once, during its first plan: (texts planned on, the
+    note after, the outcome)."""
+    entry = await _entry(store, folder, f"/Typed {beside}.md", text)
     room = await store.get(entry.doc_id)
     planned = proposing.plan_edit_off_loop
-    calls = []
+    calls: list[str] = []
 
     async def plan(raw: str, **kwargs: Any) -> Any:
         calls.append(raw)
         result = await planned(raw, **kwargs)
         if len(calls) == 1:
-            await _type(room)
+            await _type(room, beside=beside)
         return result
 
     monkeypatch.setattr(proposing, "plan_edit_off_loop", plan)
-    big = "y" * (proposing.PLAN_ON_LOOP_CHARS + 1)
-    await suggestion_propose_edits(
+    outcome = await suggestion_propose_edits(
         store=store,
         entry=entry,
         proposer=Proposer(author="claude"),
-        specs=[EditSpec("PLACEHOLDER", big)],
+        specs=[EditSpec("PLACEHOLDER", BIG_EDIT)],
         tool="edit",
     )
-    after = room_text(room)
+    return calls, room_text(room), outcome
+
+
+async def test_a_big_edit_planned_once_more_after_a_change_against_it_keeps_the_change(
+    store: Any, folder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls, after, _ = await _propose_while_typing(
+        store, folder, monkeypatch, text="start PLACEHOLDER end\n", beside=True
+    )
     assert len(calls) == 2
-    assert accept_all(after) == f"start typed {big} end\n"
+    assert accept_all(after) == f"start typed {BIG_EDIT} end\n"
     assert reject_all(after) == "start typed PLACEHOLDER end\n"
 
 
 async def test_a_big_edit_is_moved_over_what_a_person_typed_apart_from_it_not_planned_again(
     store: Any, folder: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    entry = await _entry(store, folder, "/Apart.md", "start and more PLACEHOLDER end\n")
-    room = await store.get(entry.doc_id)
-    planned = proposing.plan_edit_off_loop
-    calls = []
-
-    async def plan(raw: str, **kwargs: Any) -> Any:
-        calls.append(raw)
-        result = await planned(raw, **kwargs)
-        await _type(room, beside=False)
-        return result
-
-    monkeypatch.setattr(proposing, "plan_edit_off_loop", plan)
-    big = "y" * (proposing.PLAN_ON_LOOP_CHARS + 1)
-    outcome = await suggestion_propose_edits(
-        store=store,
-        entry=entry,
-        proposer=Proposer(author="claude"),
-        specs=[EditSpec("PLACEHOLDER", big)],
-        tool="edit",
+    calls, after, outcome = await _propose_while_typing(
+        store, folder, monkeypatch, text="start and more PLACEHOLDER end\n", beside=False
     )
-    after = room_text(room)
     assert len(calls) == 1
-    assert accept_all(after) == f"typed start and more {big} end\n"
+    assert accept_all(after) == f"typed start and more {BIG_EDIT} end\n"
     assert reject_all(after) == "typed start and more PLACEHOLDER end\n"
     assert outcome.suggestion is not None
-    assert (outcome.suggestion.old_text, outcome.suggestion.new_text) == ("PLACEHOLDER", big)
+    assert (outcome.suggestion.old_text, outcome.suggestion.new_text) == ("PLACEHOLDER", BIG_EDIT)
 
 
 async def _type(room: Any, *, beside: bool = True) -> None:
