@@ -51,13 +51,18 @@ class Storm:
     latencies: list[float] = field(default_factory=list)
 
 
-async def storm(url: str, token: str, path: str, sessions: int, stop: threading.Event) -> Storm:
+async def storm(
+    url: str, token: str, path: str, sessions: int, *, ready: threading.Event, stop: threading.Event
+) -> Storm:
     found = Storm()
     clients = [SdkSession(f"{url}/mcp", token) for _ in range(sessions)]
     await asyncio.gather(*(client.open() for client in clients))
+    # Every session reads the note first, as an assistant does; the typing is timed once all have, so
+    # what is measured is the edits (50 reads of the note at once hold the loop about half a second).
+    await asyncio.gather(*(client.call("read", {"file_path": path}) for client in clients))
+    ready.set()
 
     async def propose(i: int, client: SdkSession) -> None:
-        await client.call("read", {"file_path": path})
         found.made[i] = []
         k = 0
         while not stop.is_set() and k < WORDS:
@@ -117,18 +122,22 @@ def run_once(
     stormed: bool,
 ) -> dict[str, Any]:
     path = f"{FOLDER}/{name}"
-    stop = threading.Event()
+    stop, ready = threading.Event(), threading.Event()
     result: dict[str, Any] = {}
     outcome: list[Storm] = []
     thread = None
     if stormed:
         thread = threading.Thread(
             target=lambda: outcome.append(
-                asyncio.run(storm(server.http_url, tokens["suggest"], path, args.sessions, stop))
+                asyncio.run(
+                    storm(server.http_url, tokens["suggest"], path, args.sessions, ready=ready, stop=stop)
+                )
             )
         )
         thread.start()
-        time.sleep(2.0)  # the sessions are open and proposing before the typing starts
+        if not ready.wait(120):
+            raise RuntimeError("the sessions did not open and read the note")
+        time.sleep(1.0)  # they are proposing before the typing starts
     try:
         result = type_into(server, ids[path], tokens["edit"], args, workdir)
     finally:
@@ -151,6 +160,18 @@ def run_once(
         if done.errors:
             print(f"    first refusal: {done.errors[0]}", file=sys.stderr)
     return result
+
+
+def derived_in_step(server: LiveServer, *, timeout: float = 300.0) -> None:
+    """Wait until the derive process has read the whole update log (its backlog on /metrics is 0)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        metrics = harness.http_get(f"{server.http_url}/metrics").decode()
+        backlog = re.search(r"^lensrelay_derive_backlog_rows (\S+)$", metrics, re.MULTILINE)
+        if backlog is not None and float(backlog.group(1)) == 0:
+            return
+        time.sleep(0.5)
+    raise RuntimeError("the derive process did not catch up with the import")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -181,11 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
     runs: dict[str, list[dict[str, Any]]] = {"storm": [], "quiet": []}
     try:
-        server = harness.start_relay(workdir / "relay")
+        server = harness.start_relay(workdir / "relay", LENSRELAY_METRICS_ALLOW="127.0.0.1")
         try:
             harness.import_vault(server, vault, folder=FOLDER)
             tokens = {role: harness.create_token(server, role=role) for role in ("edit", "suggest")}
             ids = harness.document_ids(server, token=tokens["edit"], folder=FOLDER)
+            derived_in_step(server)  # the import's indexing is done before the first run, not during it
             for rep in range(args.reps):
                 order = ("storm", "quiet") if rep % 2 == 0 else ("quiet", "storm")
                 for mode in order:
