@@ -1,4 +1,4 @@
-"""Reading and writing notes on disk: whole-or-nothing writes (a temporary file in the same directory, then
+"""Reading and writing files on disk: whole-or-nothing writes (a temporary file in the same directory, then
 `os.replace`), and a file's signature, which the scan compares to notice saves."""
 
 from __future__ import annotations
@@ -56,7 +56,13 @@ def read_note(path: Path) -> tuple[str, Signature] | None:
 
 
 def write_note(path: Path, text: str, *, expect: Signature | None, create: bool = False) -> Signature | None:
-    """Replace the note at ``path`` by ``text`` at once (readers see the old file or the new, never a part).
+    return write_file(path, text.encode("utf-8"), expect=expect, create=create)
+
+
+def write_file(
+    path: Path, data: bytes, *, expect: Signature | None, create: bool = False
+) -> Signature | None:
+    """Replace the file at ``path`` by ``data`` at once (readers see the old file or the new, never a part).
 
     ``expect`` is the signature the file had when it was last read: when it differs now (someone saved
     meanwhile), nothing is written and None is returned, so that save is merged first. ``create`` allows a
@@ -69,7 +75,7 @@ def write_note(path: Path, text: str, *, expect: Signature | None, create: bool 
     temp = path.parent / f"{TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
     try:
         with open(temp, "xb") as out:
-            out.write(text.encode("utf-8"))
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         if now is not None:

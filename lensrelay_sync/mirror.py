@@ -30,6 +30,7 @@ from typing import Any
 from pycrdt import Map
 
 from lensrelay.text.vaultpath import FolderPaths, InvalidPath
+from lensrelay_sync.attachments import Attachments, Local, is_attachment
 from lensrelay_sync.files import NotText, Signature, read_note, signature, write_note
 from lensrelay_sync.link import DocLink, apply_ops
 from lensrelay_sync.paths import Refused, check_local, check_remote, folder_path, is_hidden, is_note, on_disk
@@ -72,6 +73,7 @@ class Note:
 class Scan:
     files: dict[str, Signature] = field(default_factory=dict)  # folder-relative path -> signature
     dirs: set[str] = field(default_factory=set)
+    blobs: dict[str, Local] = field(default_factory=dict)  # attachments: path -> signature and hash
 
 
 class Mirror:
@@ -97,6 +99,10 @@ class Mirror:
             uid: Note(uid, entry["path"], entry["text"]) for uid, entry in self.state.notes.items()
         }
         self.known_folders: set[str] = set(self.state.folders)
+        # Sub-folders removed on the server whose directory still held files then: removed once empty, and
+        # never offered back as new sub-folders meanwhile.
+        self._folders_leaving: set[str] = set()
+        self.attachments = Attachments(self, self.state.files)
         self.folder_link: DocLink | None = None
         self._wake = asyncio.Event()
         self._tree_changed = True
@@ -146,6 +152,8 @@ class Mirror:
             self._save_state(force=True)
 
     async def close(self) -> None:
+        for task in list(self.attachments.tasks):
+            task.cancel()
         links = [n.link for n in self.notes.values() if n.link is not None]
         if self.folder_link is not None:
             links.append(self.folder_link)
@@ -155,8 +163,10 @@ class Mirror:
         """Until every note is synced and written (for ``--once``)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while self._tree_changed or any(
-            n.dirty and not (n.link is not None and n.link.closed) for n in self.notes.values()
+        while (
+            self._tree_changed
+            or not self.attachments.settled
+            or any(n.dirty and not (n.link is not None and n.link.closed) for n in self.notes.values())
         ):
             if loop.time() > deadline:
                 raise TimeoutError(f"notes still not synced after {timeout:.0f} s")
@@ -236,6 +246,7 @@ class Mirror:
             # every 250 ms rather than every 200 (10,000 notes: about 40 ms on this project's machines).
             self._scan_every = max(self.interval, 5 * (time.perf_counter() - started))
             self._apply_local_tree(found)
+            self.attachments.reconcile(found.blobs)
         elif hot:
             self._look_at_hot()
         for note in list(self.notes.values()):
@@ -277,8 +288,8 @@ class Mirror:
                 folders.add(path)
             elif kind == "markdown" and is_note(path.rsplit("/", 1)[-1]):
                 notes[path] = uid
-            else:
-                self.say(f"kind {path}", f"not mirrored yet: {path} ({kind}): attachments are not synced yet")
+            elif not isinstance(meta.get("hash"), str):  # attachments (a hash) are `attachments.py`'s
+                self.say(f"kind {path}", f"not mirrored: {path} ({kind}) is kept as live text on the server")
         return notes, folders
 
     def _edit_tree(self, change: Callable[[Map, Map], None]) -> None:
@@ -323,8 +334,22 @@ class Mirror:
         for folder in sorted(self.known_folders - remote_folders, reverse=True):
             self.known_folders.discard(folder)
             self._state_dirty = True
-            with contextlib.suppress(OSError, Refused):
+            self._folders_leaving.add(folder)
+        self._folders_leaving -= remote_folders
+        self._remove_leaving_folders()
+
+    def _remove_leaving_folders(self) -> None:
+        for folder in sorted(self._folders_leaving, reverse=True):
+            if folder in self.known_folders:  # made again meanwhile (a note kept here was offered back)
+                self._folders_leaving.discard(folder)
+                continue
+            try:
                 on_disk(self.root, folder).rmdir()  # only when empty: files of its own keep it
+            except FileNotFoundError:
+                pass
+            except (OSError, Refused):
+                continue
+            self._folders_leaving.discard(folder)
 
     def _mkdir(self, folder: str) -> None:
         try:
@@ -434,12 +459,13 @@ class Mirror:
                     self.say(f"link {path}", f"{path} is a symbolic link: not mirrored")
                     continue
                 is_dir = entry.is_dir(follow_symlinks=False)
-                if not is_dir and not is_note(name):
-                    # Said once in all: editors' temporary files come and go under new names at every save.
+                blob = not is_dir and not is_note(name)
+                if blob and not is_attachment(name):
+                    # Said once in all: partial downloads and backups come and go under new names.
                     self.say(
-                        "attachments",
-                        f"not mirrored: {path} and any other file that is not a note "
-                        "(attachments are not synced yet)",
+                        "not mirrored",
+                        f"not mirrored: {path} and any other file of its kind (HTML and other live text, "
+                        "partial downloads, backups)",
                     )
                     continue
                 refused = self._refusal(path)
@@ -449,6 +475,14 @@ class Mirror:
                 if is_dir:
                     scan.dirs.add(path)
                     stack.append((Path(entry.path), [*parts, name]))
+                elif blob:
+                    try:
+                        sig = Signature.of(entry.stat(follow_symlinks=False))
+                    except OSError:
+                        continue
+                    found = self.attachments.hash_of(path, Path(entry.path), sig)
+                    if found is not None:
+                        scan.blobs[path] = found
                 else:
                     scan.files[path] = Signature.of(entry.stat(follow_symlinks=False))
         return scan
@@ -494,6 +528,9 @@ class Mirror:
             self._local_deleted(note)
         for folder in sorted(self.known_folders - scan.dirs):
             self._local_folder_gone(folder)
+        self._remove_leaving_folders()
+        for folder in sorted(scan.dirs - self.known_folders - self._folders_leaving):
+            self._local_folder_made(folder)
 
     def _exists(self, path: str) -> bool:
         try:
@@ -610,6 +647,35 @@ class Mirror:
         self._edit_tree(delete)
         self.known_folders.discard(folder)
         self._state_dirty = True
+
+    def _local_folder_made(self, folder: str) -> None:
+        """A directory the folder has no entry for (an empty one made on disk, or one whose files are not
+        synced yet): it becomes a sub-folder entry."""
+        if folder in self._filemeta():
+            self.known_folders.add(folder)
+            self._state_dirty = True
+            return
+        if not self.writable:
+            self.say(
+                f"read-only {folder}",
+                self._read_only_message(f"the new directory {folder} stays on this disk"),
+            )
+            return
+        try:
+            self._paths().check(folder, type="folder")
+        except InvalidPath as exc:
+            self.say(f"refused {folder}", f"refused: {exc}")
+            return
+
+        def create(filemeta: Map, legacy: Map) -> None:
+            self._add_parents(filemeta, folder + "/x")
+            if folder not in filemeta:
+                filemeta[folder] = {"id": str(uuidlib.uuid4()), "type": "folder", "version": 0}
+
+        self._edit_tree(create)
+        self.known_folders.add(folder)
+        self._state_dirty = True
+        logger.info("created the sub-folder %s", folder)
 
     def _read_only_message(self, what: str) -> str:
         return (
@@ -729,6 +795,7 @@ class Mirror:
             if note.base is not None
         }
         self.state.folders = set(self.known_folders)
+        self.state.files = self.attachments.base
         self.state.save(self.root)
         self._state_dirty = False
         self._last_save = now

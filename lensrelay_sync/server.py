@@ -1,6 +1,7 @@
-"""The few HTTP calls the client makes before it opens sockets: which folder, and whether the token may write.
+"""The client's HTTP calls: which folder, whether the token may write, and attachments' bytes (the file
+routes Relay clients use: ask for an upload or download URL, then send or fetch the bytes there).
 
-Plain `urllib` in a worker thread: nothing to install, and two or three calls per start.
+Plain `urllib` in a worker thread: nothing to install.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.error import HTTPError, URLError
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 from urllib.request import Request, urlopen
 
 TIMEOUT = 15.0
+# An attachment's bytes may take longer than a JSON answer.
+TRANSFER_TIMEOUT = 120.0
 
 
 class ServerError(RuntimeError):
@@ -64,6 +67,35 @@ class Server:
             raise ServerError(f"{method} {path}: the server answered {exc.code} {said}".rstrip()) from None
         except (URLError, OSError) as exc:
             raise ServerError(f"cannot reach {self.url}: {getattr(exc, 'reason', exc)}") from None
+
+    def _transfer(self, method: str, url: str, data: bytes | None = None, content_type: str = "") -> bytes:
+        """Send or fetch bytes at a URL the server handed out (signed: no bearer token goes with it, as it
+        may point at another host, such as a bucket)."""
+        headers = {"Content-Type": content_type} if content_type else {}
+        request = Request(urljoin(self.url.rstrip("/") + "/", url), data=data, method=method, headers=headers)
+        try:
+            with urlopen(request, timeout=TRANSFER_TIMEOUT) as response:
+                body: bytes = response.read()
+                return body
+        except HTTPError as exc:
+            try:
+                said = json.loads(exc.read()).get("error", "")
+            except (ValueError, AttributeError):
+                said = ""
+            raise ServerError(f"the server answered {exc.code} {said}".rstrip()) from None
+        except (URLError, OSError) as exc:
+            raise ServerError(f"cannot reach {self.url}: {getattr(exc, 'reason', exc)}") from None
+
+    def upload(self, *, doc_id: str, digest: str, data: bytes, content_type: str) -> None:
+        """Store an attachment's bytes for the file's document, as a Relay client does (blocking)."""
+        query = urlencode({"hash": digest, "content_type": content_type, "content_length": str(len(data))})
+        answer = self._call("POST", f"/f/{doc_id}/upload-url?{query}")
+        self._transfer("PUT", str(answer["uploadUrl"]), data, content_type or "application/octet-stream")
+
+    def download(self, *, doc_id: str, digest: str) -> bytes:
+        """The bytes of one stored version of an attachment (blocking)."""
+        answer = self._call("GET", f"/f/{doc_id}/download-url?{urlencode({'hash': digest})}")
+        return self._transfer("GET", str(answer["downloadUrl"]))
 
     async def call(self, method: str, path: str, body: Any = None) -> Any:
         return await asyncio.to_thread(self._call, method, path, body)

@@ -2,6 +2,7 @@
 
 For each note: its id in the folder, its path, and the text both sides held at the last sync (the base of
 the next merge, so edits made on either side while the client was stopped are merged, not overwritten).
+For each attachment: its id and the sha256 both sides held at the last sync.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class State:
     folder_doc: str = ""
     notes: dict[str, dict[str, str]] = field(default_factory=dict)  # uuid -> {"path", "text"}
     folders: set[str] = field(default_factory=set)  # sub-folder paths mirrored at the last sync
+    files: dict[str, dict[str, str]] = field(default_factory=dict)  # attachment path -> {"id", "hash"}
 
     @classmethod
     def load(cls, root: Path) -> State:
@@ -41,6 +43,9 @@ class State:
             folder_doc=str(raw.get("folder_doc", "")),
             notes={str(k): {"path": str(v["path"]), "text": str(v["text"])} for k, v in raw["notes"].items()},
             folders={str(f) for f in raw.get("folders", [])},
+            files={
+                str(k): {"id": str(v["id"]), "hash": str(v["hash"])} for k, v in raw.get("files", {}).items()
+            },
         )
 
     def check(self, *, server: str, folder_doc: str, root: Path) -> None:
@@ -58,6 +63,7 @@ class State:
             "folder_doc": self.folder_doc,
             "notes": dict(sorted(self.notes.items())),
             "folders": sorted(self.folders),
+            "files": dict(sorted(self.files.items())),
         }
         temp = root / f"{TEMP_PREFIX}state.tmp"
         temp.write_text(json.dumps(data, ensure_ascii=False, indent=0), encoding="utf-8")

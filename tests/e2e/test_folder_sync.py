@@ -6,18 +6,25 @@ HTTP. The client runs as its own process, as a person runs it; the test edits fi
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
+import secrets
 import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
+
+from tests.lensrelay.files.samples import png
 
 from .browser import PASSWORD, call, mcp_client
 from .conftest import YClientFactory
-from .relay import Relay, TokenSpec, poll
+from .relay import Relay, TokenSpec, bearer, poll
 from .syncclient import SyncProcess, editor_save, wait_file
 from .test_review_page_browser import suggest
 from .test_undo_http import Staff, rows
@@ -33,8 +40,11 @@ NOTES = {
 }
 FOLDERS = (
     "Start", "Together", "Review", "Creates", "Readonly", "Hostile", "Offline", "Secret", "DiskMoves",
-    "ServerMoves", "Outage", "Mass",
+    "ServerMoves", "Outage", "Mass", "Files", "FileConflicts", "FilesReadonly", "FileRefusals", "EmptyDirs",
 )  # fmt: skip
+# Small, so that the refusal of a file over the limit is quick to show.
+MAX_FILE_BYTES = 256 * 1024
+RELAY_ENV = {"LENSRELAY_MAX_FILE_BYTES": str(MAX_FILE_BYTES)}
 _SETUP_USERS = """
 from django.contrib.auth.models import Permission, User
 review = Permission.objects.filter(codename__in=["view_suggestion", "review_suggestion"])
@@ -550,7 +560,7 @@ async def test_a_whole_tree_vanishing_at_once_is_written_back_not_trashed(
         await poll(
             lambda: world.relay.document_paths(world.edit, folder="Mass"),
             lambda p: len(p) == len(NOTES) + len(many),
-            what="every note uploaded",
+            what="every note listed",
         )
         # Their texts too: a note removed before its first upload has nothing on the server to come back
         # from (in CI one was written back empty when `rm -r` came between its entry and its text).
@@ -576,3 +586,332 @@ async def test_once_reconciles_and_exits(world: World, tmp_path: Path) -> None:
     assert await sync.wait() == 0, sync.said
     for name, text in NOTES.items():
         assert (directory / name).read_text(encoding="utf-8") == text
+
+
+# ---------------------------------------------------------------------------------------------- attachments
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def drop(path: Path, data: bytes) -> None:
+    """Put a file in the directory as a file manager or an editor's paste does: a temporary file, renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+    temp.write_bytes(data)
+    os.replace(temp, path)
+
+
+async def wait_bytes(path: Path, data: bytes | None, *, timeout: float = 10.0, what: str = "file") -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            found: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            found = None
+        if found == data:
+            return
+        if time.monotonic() > deadline:
+            shown = None if found is None else f"{len(found)} bytes, sha256 {sha(found)[:12]}"
+            raise AssertionError(f"{what} ({path}) not reached within {timeout} s; found {shown}")
+        await asyncio.sleep(0.02)
+
+
+async def served(world: World, folder_doc: str, meta: dict[str, Any], token: str | None = None) -> bytes:
+    """The bytes the server serves for an entry, through the routes any client downloads with."""
+    doc_id = f"{folder_doc[:36]}-{meta['id']}"
+    async with httpx.AsyncClient(base_url=world.relay.http_url, timeout=20) as http:
+        answer = await http.get(
+            f"/f/{doc_id}/download-url", params={"hash": meta["hash"]}, headers=bearer(token or world.view)
+        )
+        assert answer.status_code == 200, answer.text
+        got = await http.get(answer.json()["downloadUrl"])
+        assert got.status_code == 200
+        return got.content
+
+
+async def upload_on_server(
+    world: World, plugin: Any, folder_doc: str, path: str, data: bytes, *, file_uuid: str | None = None
+) -> str:
+    """Add or replace a file as a Relay client does (the browser plugin's route): the bytes through the file
+    routes, then the folder entry naming their hash."""
+    file_uuid = file_uuid or str(uuid.uuid4())
+    doc_id = f"{folder_doc[:36]}-{file_uuid}"
+    async with httpx.AsyncClient(base_url=world.relay.http_url, timeout=20) as http:
+        answer = await http.post(
+            f"/f/{doc_id}/upload-url",
+            params={"hash": sha(data), "content_type": "image/png", "content_length": str(len(data))},
+            headers=bearer(world.edit),
+        )
+        assert answer.status_code == 200, answer.text
+        put = await http.put(answer.json()["uploadUrl"], content=data, headers={"Content-Type": "image/png"})
+        assert put.status_code == 200, put.text
+    meta = {
+        "id": file_uuid, "type": "image", "version": 0, "hash": sha(data), "mimetype": "image/png",
+        "synctime": int(time.time() * 1000),
+    }  # fmt: skip
+    await plugin.transact(
+        [
+            {"op": "mapSet", "name": "filemeta_v0", "key": path, "value": meta},
+            {"op": "mapSet", "name": "docs", "key": path, "value": file_uuid},
+        ]
+    )
+    return file_uuid
+
+
+async def test_attachments_go_both_ways_byte_for_byte(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Files")
+    folder_doc = await world.relay.folder_doc_id(world.edit, folder="Files")
+    plugin = await yclients(world.relay.doc_url(folder_doc), folder_doc, params={"token": world.edit})
+    try:
+        await wait_synced_tree(directory, NOTES)
+        # Dropped on disk: uploaded, listed in the folder document for every client, served byte for byte.
+        dropped = png(1, size=64)
+        drop(directory / "Images" / "Dropped ✓.png", dropped)
+        await plugin.wait_map("filemeta_v0", "/Images/Dropped ✓.png", timeout=10)
+        entry = (await plugin.get_map("filemeta_v0"))["/Images/Dropped ✓.png"]
+        assert entry["hash"] == sha(dropped) and entry["type"] == "image" and entry["mimetype"] == "image/png"
+        assert (await plugin.get_map("filemeta_v0"))["/Images"]["type"] == "folder"
+        assert await served(world, folder_doc, entry) == dropped
+        # Uploaded on the server by another client: on disk byte for byte.
+        uploaded = png(2, size=48)
+        up_uuid = await upload_on_server(world, plugin, folder_doc, "/From server.png", uploaded)
+        await wait_bytes(directory / "From server.png", uploaded, what="the server's upload on disk")
+        # Replaced on the server (same file, new bytes), then on disk.
+        replaced = png(3, size=48)
+        await upload_on_server(world, plugin, folder_doc, "/From server.png", replaced, file_uuid=up_uuid)
+        await wait_bytes(directory / "From server.png", replaced, what="the server's new version on disk")
+        mine = png(4, size=40)
+        drop(directory / "From server.png", mine)
+
+        async def entry_of(path: str) -> Any:
+            return (await plugin.get_map("filemeta_v0")).get(path)
+
+        changed = await poll(
+            lambda: entry_of("/From server.png"),
+            lambda e: e is not None and e["hash"] == sha(mine),
+            what="the disk's new version in the entry",
+        )
+        assert changed["id"] == up_uuid  # the same file, not a new one
+        assert await served(world, folder_doc, changed) == mine
+        # Renamed on the server (the entry keeps its id): renamed on disk.
+        await plugin.transact(
+            [
+                {"op": "mapDelete", "name": "filemeta_v0", "key": "/From server.png"},
+                {"op": "mapDelete", "name": "docs", "key": "/From server.png"},
+                {"op": "mapSet", "name": "filemeta_v0", "key": "/Images/Renamed.png", "value": changed},
+                {"op": "mapSet", "name": "docs", "key": "/Images/Renamed.png", "value": up_uuid},
+            ]
+        )
+        await wait_bytes(directory / "Images" / "Renamed.png", mine, what="the renamed file")
+        await wait_bytes(directory / "From server.png", None, what="the old name gone")
+        # Renamed on disk: the entry moves, same id.
+        os.rename(directory / "Images" / "Renamed.png", directory / "Moved here.png")
+        moved = await poll(
+            lambda: entry_of("/Moved here.png"),
+            lambda e: e is not None,
+            what="the disk's rename on the server",
+        )
+        assert moved["id"] == up_uuid and await entry_of("/Images/Renamed.png") is None
+        # Deleted on disk: to the folder's trash on the server, bytes kept.
+        (directory / "Images" / "Dropped ✓.png").unlink()
+        trashed = await poll(
+            lambda: entry_of("/_trash/Images/Dropped ✓.png"),
+            lambda e: e is not None,
+            what="the disk's delete in the server's trash",
+        )
+        assert await entry_of("/Images/Dropped ✓.png") is None
+        assert await served(world, folder_doc, trashed, token=world.edit) == dropped
+        # Deleted on the server: removed on disk.
+        await plugin.transact(
+            [
+                {"op": "mapDelete", "name": "filemeta_v0", "key": "/Moved here.png"},
+                {"op": "mapDelete", "name": "docs", "key": "/Moved here.png"},
+            ]
+        )
+        await wait_bytes(directory / "Moved here.png", None, what="the server's delete on disk")
+        await asyncio.sleep(1.0)
+        assert (
+            not (directory / "Moved here.png").exists()
+            and not (directory / "Images" / "Dropped ✓.png").exists()
+        )
+        state = json.loads((directory / ".lensrelay-sync.json").read_text(encoding="utf-8"))
+        assert state["files"] == {}
+    finally:
+        await sync.stop()
+
+
+async def test_a_binary_changed_on_both_sides_keeps_the_newer_and_the_other_in_a_trash(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    folder_doc = await world.relay.folder_doc_id(world.edit, folder="FileConflicts")
+    plugin = await yclients(world.relay.doc_url(folder_doc), folder_doc, params={"token": world.edit})
+    first, second = png(10), png(11)
+    one = await upload_on_server(world, plugin, folder_doc, "/One.png", first)
+    two = await upload_on_server(world, plugin, folder_doc, "/Two.png", second)
+    sync = await start_sync(world, directory, "FileConflicts")
+    await wait_bytes(directory / "One.png", first)
+    await wait_bytes(directory / "Two.png", second)
+    await asyncio.sleep(1.5)  # the state file is saved
+    await sync.stop()
+    # One.png: changed here, then (later, so newer) on the server -> the server's wins, ours kept in .trash/.
+    ours_one, theirs_one = png(12), png(13)
+    drop(directory / "One.png", ours_one)
+    old = time.time() - 60
+    os.utime(directory / "One.png", (old, old))
+    await upload_on_server(world, plugin, folder_doc, "/One.png", theirs_one, file_uuid=one)
+    # Two.png: changed on the server, then here (newer) -> ours wins, the server's in the folder's trash.
+    theirs_two, ours_two = png(14), png(15)
+    await upload_on_server(world, plugin, folder_doc, "/Two.png", theirs_two, file_uuid=two)
+    await asyncio.sleep(0.05)
+    drop(directory / "Two.png", ours_two)
+    later = time.time() + 60
+    os.utime(directory / "Two.png", (later, later))
+    sync = await start_sync(world, directory, "FileConflicts")
+    try:
+        await wait_bytes(directory / "One.png", theirs_one, what="the server's newer One.png")
+        await wait_bytes(directory / ".trash" / "One.png", ours_one, what="our One.png kept in .trash/")
+
+        async def filemeta() -> dict[str, Any]:
+            return await plugin.get_map("filemeta_v0")
+
+        found = await poll(
+            filemeta,
+            lambda m: m.get("/Two.png", {}).get("hash") == sha(ours_two) and "/_trash/Two.png" in m,
+            what="our newer Two.png on the server, theirs in the trash",
+        )
+        assert await served(world, folder_doc, found["/Two.png"]) == ours_two
+        assert await served(world, folder_doc, found["/_trash/Two.png"], token=world.edit) == theirs_two
+        assert (directory / "Two.png").read_bytes() == ours_two
+        assert "/.trash/One.png" not in found  # the local trash is never mirrored
+        await sync.wait_said("wins")
+    finally:
+        await sync.stop()
+
+
+async def test_a_view_token_never_uploads_and_puts_a_changed_file_back(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    folder_doc = await world.relay.folder_doc_id(world.edit, folder="FilesReadonly")
+    plugin = await yclients(world.relay.doc_url(folder_doc), folder_doc, params={"token": world.edit})
+    original = png(20)
+    await upload_on_server(world, plugin, folder_doc, "/Kept.png", original)
+    sync = await start_sync(world, directory, "FilesReadonly", token=world.view)
+    try:
+        await wait_bytes(directory / "Kept.png", original)
+        before = await plugin.get_map("filemeta_v0")
+        drop(directory / "New.png", png(21))
+        vandal = png(22)
+        drop(directory / "Kept.png", vandal)
+        await wait_bytes(directory / "Kept.png", original, what="the file put back")
+        await wait_bytes(directory / ".trash" / "Kept.png", vandal, what="the local change kept aside")
+        (directory / "Kept.png").unlink()
+        await wait_bytes(directory / "Kept.png", original, what="a deleted file back")
+        await sync.wait_said("New.png stays on this disk")
+        await asyncio.sleep(1.0)
+        assert sync.said.count("New.png stays on this disk") == 1, sync.said
+        assert (directory / "New.png").read_bytes() == png(21)  # left unsynced, never removed
+        assert await plugin.get_map("filemeta_v0") == before
+    finally:
+        await sync.stop()
+
+
+async def test_hostile_and_too_big_attachments_are_refused_once_with_a_message(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    for name in (
+        "_trash/Sneaky.png",
+        "CON.png",
+        "Trailing dot.png.",
+        "/".join(["d" * 200] * 6) + "/Deep.png",
+    ):
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_bytes(png(30))
+    big = os.urandom(MAX_FILE_BYTES + 1)
+    (directory / "Huge.bin").write_bytes(big)
+    folder_doc = await world.relay.folder_doc_id(world.edit, folder="FileRefusals")
+    plugin = await yclients(world.relay.doc_url(folder_doc), folder_doc, params={"token": world.edit})
+    # And from the server's side, an entry no client should honour.
+    await plugin.transact(
+        [{"op": "mapSet", "name": "filemeta_v0", "key": "/../escaped.png",
+          "value": {"id": str(uuid.uuid4()), "type": "image", "version": 0, "hash": sha(png(31))}},
+         # An entry naming bytes the server does not hold: said once, not asked for again and again.
+         {"op": "mapSet", "name": "filemeta_v0", "key": "/Missing.png",
+          "value": {"id": str(uuid.uuid4()), "type": "image", "version": 0, "hash": sha(png(32))}}]
+    )  # fmt: skip
+    sync = await start_sync(world, directory, "FileRefusals")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        said = await sync.wait_said("Huge.bin: not uploaded")
+        assert "413" in said and str(MAX_FILE_BYTES) in said, said
+        await asyncio.sleep(1.5)  # several scans: said once, never retried
+        said = sync.said
+        assert said.count("Huge.bin: not uploaded") == 1, said
+        assert said.count("Missing.png: not downloaded") == 1, said
+        assert not (directory / "Missing.png").exists()
+        for fragment in ("_trash", "CON.png", "Trailing dot.png.", "longer than"):
+            assert fragment in said, (fragment, said)
+        filemeta = await plugin.get_map("filemeta_v0")
+        assert not [
+            key
+            for key in filemeta
+            if key.endswith((".png", ".bin")) and key not in {"/../escaped.png", "/Missing.png"}
+        ]
+        assert not (tmp_path / "escaped.png").exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["vault"]
+        # Once it changes to a size the server takes, it goes up.
+        drop(directory / "Huge.bin", big[:1000])
+
+        async def entry() -> Any:
+            return (await plugin.get_map("filemeta_v0")).get("/Huge.bin")
+
+        found = await poll(entry, lambda e: e is not None, what="the smaller file uploaded")
+        assert found["hash"] == sha(big[:1000]) and found["type"] == "file"
+    finally:
+        await sync.stop()
+
+
+async def test_empty_directories_go_both_ways(world: World, tmp_path: Path, yclients: YClientFactory) -> None:
+    directory = tmp_path / "vault"
+    (directory / "Made before").mkdir(parents=True)
+    sync = await start_sync(world, directory, "EmptyDirs")
+    folder_doc = await world.relay.folder_doc_id(world.edit, folder="EmptyDirs")
+    plugin = await yclients(world.relay.doc_url(folder_doc), folder_doc, params={"token": world.edit})
+    try:
+        await wait_synced_tree(directory, NOTES)
+        await plugin.wait_map("filemeta_v0", "/Made before", timeout=10)
+        (directory / "Empty" / "Inner").mkdir(parents=True)
+        await plugin.wait_map("filemeta_v0", "/Empty/Inner", timeout=10)
+        filemeta = await plugin.get_map("filemeta_v0")
+        assert filemeta["/Empty"]["type"] == filemeta["/Empty/Inner"]["type"] == "folder"
+        # Made on the server: a directory on disk.
+        await plugin.transact(
+            [{"op": "mapSet", "name": "filemeta_v0", "key": "/From server",
+              "value": {"id": str(uuid.uuid4()), "type": "folder", "version": 0}}]
+        )  # fmt: skip
+        await poll(
+            lambda: asyncio.sleep(0, (directory / "From server").is_dir()),
+            lambda found: found,
+            what="the server's empty folder on disk",
+        )
+        # Removed on disk: the entry goes; removed on the server: the directory goes.
+        (directory / "Empty" / "Inner").rmdir()
+        await plugin.wait_map("filemeta_v0", "/Empty/Inner", present=False, timeout=10)
+        await plugin.transact([{"op": "mapDelete", "name": "filemeta_v0", "key": "/From server"}])
+        await poll(
+            lambda: asyncio.sleep(0, (directory / "From server").exists()),
+            lambda found: not found,
+            what="the server's removal on disk",
+        )
+        await asyncio.sleep(1.0)
+        assert not (directory / "From server").exists()
+        assert "/From server" not in await plugin.get_map("filemeta_v0")
+    finally:
+        await sync.stop()
