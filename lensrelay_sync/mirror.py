@@ -36,7 +36,7 @@ from lensrelay_sync.link import DocLink, apply_ops
 from lensrelay_sync.paths import Refused, check_local, check_remote, folder_path, is_hidden, is_note, on_disk
 from lensrelay_sync.server import Folder, Server
 from lensrelay_sync.state import State
-from lensrelay_sync.textmerge import rebase
+from lensrelay_sync.textmerge import base_of_save, rebase
 
 logger = logging.getLogger("lensrelay_sync")
 
@@ -54,6 +54,9 @@ HOT_MAX = 200
 SYNC_TIMEOUT = 30.0
 # A note created a moment ago may be unknown to the server until the folder's update has been applied.
 NEW_NOTE_GRACE = 10.0
+# How long after our write a save is looked at as possibly made from the text before it (an editor that had
+# not reloaded yet): a person takes longer than this to see the new text and delete what it brought.
+STALE_SAVE_WINDOW = 2.0
 STATE_SAVE_EVERY = 1.0
 
 
@@ -67,6 +70,9 @@ class Note:
     dirty: bool = True
     missing: int = 0  # consecutive scans without its file
     restore: bool = False  # gone from disk but to be written back (read-only token, mass delete)
+    # The file's text our last write replaced, and when: an editor's save made from it comes soon after.
+    replaced: str | None = None
+    written_at: float = 0.0
 
 
 @dataclass
@@ -726,6 +732,11 @@ class Mirror:
             self._state_dirty = True
             return
         base = note.base
+        if text != base and note.replaced is not None and time.monotonic() - note.written_at < STALE_SAVE_WINDOW:
+            base = base_of_save(written=base, replaced=note.replaced, saved=text)
+            if base is note.replaced:
+                logger.info("%s was saved from the text before our last write: merged as an edit of it", note.path)
+        note.replaced = None
         if text != base:
             if not self.writable:
                 self.say(f"read-only {note.path}", self._read_only_message(f"{note.path} was put back"))
@@ -747,6 +758,7 @@ class Mirror:
                 self._state_dirty = True
                 return
             sig = written
+            note.replaced, note.written_at = text, time.monotonic()
         note.base, note.sig, note.dirty = current, sig, False
         self._state_dirty = True
 

@@ -209,3 +209,20 @@ def _merged(ops: list[Op]) -> list[Op]:
         else:
             out.append(op)
     return out
+
+
+def edit_size(old: str, new: str) -> int:
+    """How many characters the smallest edit from ``old`` to ``new`` deletes and inserts."""
+    return sum(h.end - h.start + len(h.text) for h in text_edits(old, new))
+
+
+def base_of_save(*, written: str, replaced: str, saved: str) -> str:
+    """Which text a save that came right after this client wrote the file was made from.
+
+    An editor that had read the file before the write (``replaced``) and saves its buffer afterwards drops
+    what the write brought, though nobody deleted it: taken as an edit of ``written`` it would delete the
+    other side's change. The save is an edit of the text it is closer to; a tie keeps ``written``.
+    """
+    if edit_size(replaced, saved) < edit_size(written, saved):
+        return replaced
+    return written

@@ -39,7 +39,7 @@ NOTES = {
     "Notes/Deep/Plan.md": "# Plan\n\nStep one.\nStep two.\n",
 }
 FOLDERS = (
-    "Start", "Together", "Review", "Creates", "Readonly", "Hostile", "Offline", "Secret", "DiskMoves",
+    "Start", "Together", "Stale", "Review", "Creates", "Readonly", "Hostile", "Offline", "Secret", "DiskMoves",
     "ServerMoves", "Outage", "Mass", "Files", "FileConflicts", "FilesReadonly", "FileRefusals", "EmptyDirs",
 )  # fmt: skip
 # Small, so that the refusal of a file over the limit is quick to show.
@@ -175,6 +175,29 @@ async def test_editor_saves_and_a_live_client_typing_at_once_end_equal_with_noth
         for n in range(rounds):
             assert final.count(f" p{n} ") + final.count(f" p{n}\n") == 1, n
             assert final.count(f"disk {n} 中\n") == 1, n
+    finally:
+        await sync.stop()
+
+
+async def test_an_editor_saving_a_buffer_read_before_the_sync_wrote_loses_nothing(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Stale")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        note = directory / "Notes" / "Deep" / "Plan.md"
+        buffer = note.read_text(encoding="utf-8")  # an editor holds the note, then someone else types
+        doc_id = await world.relay.doc_id(world.edit, folder="Stale", path="/Notes/Deep/Plan.md")
+        person = await yclients(world.relay.doc_url(doc_id), doc_id, params={"token": world.edit})
+        await person.insert(utf16_len(buffer), "Typed in the browser.\n")
+        await wait_file(note, lambda t: t is not None and "browser" in t, timeout=SECOND, what="the typing")
+        # The editor had not reloaded: it saves its buffer with its own line, without the browser's.
+        editor_save(note, buffer + "Saved on disk.\n")
+        final = await person.wait_text(contains="Saved on disk.")
+        assert final == buffer + "Typed in the browser.\nSaved on disk.\n"
+        assert await wait_file(note, lambda t: t == final, timeout=SECOND, what="both lines in the file")
+        assert await server_text(world, "Stale", "/Notes/Deep/Plan.md") == final
     finally:
         await sync.stop()
 

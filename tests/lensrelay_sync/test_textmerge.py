@@ -10,7 +10,16 @@ from hypothesis import strategies as st
 from pycrdt import Doc, Text
 
 from lensrelay_sync.link import apply_ops as apply_to_ytext
-from lensrelay_sync.textmerge import Hunk, Op, apply_hunks, apply_ops, rebase, text_edits
+from lensrelay_sync.textmerge import (
+    Hunk,
+    Op,
+    apply_hunks,
+    apply_ops,
+    base_of_save,
+    edit_size,
+    rebase,
+    text_edits,
+)
 
 # Multi-byte text everywhere: pycrdt counts UTF-8 bytes, Python code points, JavaScript UTF-16 units.
 ALPHABET = st.sampled_from(list("ab \n😀中é"))
@@ -132,3 +141,32 @@ def test_the_ops_apply_to_a_pycrdt_text_at_the_right_places(base: str, local: st
     text.insert(0, current)
     apply_to_ytext(text, current, ops)
     assert str(text) == apply_ops(current, ops)
+
+
+def test_a_save_from_the_text_before_our_write_is_taken_as_an_edit_of_that_text() -> None:
+    replaced = "# Plan\n\nStep one.\n"
+    written = "# Plan\n\nStep one. typed elsewhere\n"
+    stale = replaced + "saved on disk\n"  # an editor that had not reloaded saves its buffer
+    assert base_of_save(written=written, replaced=replaced, saved=stale) is replaced
+    # Carried onto the document as an edit of that text, nothing the write brought is deleted.
+    merged = apply_ops(written, rebase(replaced, stale, written))
+    assert merged == written + "saved on disk\n"
+    # A stale buffer saved unchanged deletes nothing either.
+    unchanged = base_of_save(written=written, replaced=replaced, saved=replaced)
+    assert apply_ops(written, rebase(unchanged, replaced, written)) == written
+
+
+def test_a_save_made_after_reloading_is_an_edit_of_what_we_wrote() -> None:
+    replaced = "# Plan\n\nStep one.\n"
+    written = "# Plan\n\nStep one. typed elsewhere\n"
+    edited = written.replace("one.", "one!") + "more\n"
+    assert base_of_save(written=written, replaced=replaced, saved=edited) is written
+    # Equally far from both (a tie), the save is an edit of what we wrote.
+    assert base_of_save(written="ab", replaced="cd", saved="") == "ab"
+
+
+@given(texts, texts)
+def test_edit_size_is_zero_only_for_equal_texts_and_counts_both_sides(old: str, new: str) -> None:
+    size = edit_size(old, new)
+    assert (size == 0) == (old == new)
+    assert size >= abs(len(old) - len(new))
