@@ -46,10 +46,18 @@ async def run(args: argparse.Namespace) -> int:
     server = Server(args.url, args.token)
     folder = await server.folder(args.folder)
     writable = await server.may_write(folder)
+    suggests = not writable and await server.may_suggest()
     root = args.path
     root.mkdir(parents=True, exist_ok=True)
-    mirror = Mirror(root=root, server=server, folder=folder, writable=writable, interval=args.interval)
-    mode = "two-way" if writable else "read-only (the token may only read: local changes are not sent)"
+    mirror = Mirror(
+        root=root, server=server, folder=folder, writable=writable, suggests=suggests, interval=args.interval
+    )
+    if writable:
+        mode = "two-way"
+    elif suggests:
+        mode = "suggesting (the token may only suggest: a saved note becomes its suggestions)"
+    else:
+        mode = "read-only (the token may only read: local changes are not sent)"
     logger.info("mirroring %r from %s into %s, %s", folder.name, server.url, mirror.root, mode)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

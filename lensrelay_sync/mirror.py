@@ -34,6 +34,7 @@ from lensrelay_sync.attachments import Attachments, Local, is_attachment
 from lensrelay_sync.files import NotText, Signature, read_note, signature, write_note
 from lensrelay_sync.link import DocLink, apply_ops
 from lensrelay_sync.paths import Refused, check_local, check_remote, folder_path, is_hidden, is_note, on_disk
+from lensrelay_sync.proposing import propose, proposed_text
 from lensrelay_sync.server import Folder, Server
 from lensrelay_sync.state import State
 from lensrelay_sync.textmerge import base_of_save, rebase
@@ -73,6 +74,7 @@ class Note:
     # The file's text our last write replaced, and when: an editor's save made from it comes soon after.
     replaced: str | None = None
     written_at: float = 0.0
+    proposing: bool = False  # a save on its way to the server as suggestions (a `suggest` token)
 
 
 @dataclass
@@ -90,6 +92,7 @@ class Mirror:
         server: Server,
         folder: Folder,
         writable: bool,
+        suggests: bool = False,
         interval: float = 0.2,
         on_step: Callable[[], None] | None = None,
     ) -> None:
@@ -97,6 +100,9 @@ class Mirror:
         self.server = server
         self.folder = folder
         self.writable = writable
+        # A token that may not write live but may suggest: saves of notes become its suggestions.
+        self.suggests = suggests and not writable
+        self._proposals: set[asyncio.Task[None]] = set()
         self.interval = interval
         self.on_step = on_step
         self.state = State.load(self.root)
@@ -158,7 +164,7 @@ class Mirror:
             self._save_state(force=True)
 
     async def close(self) -> None:
-        for task in list(self.attachments.tasks):
+        for task in [*self.attachments.tasks, *self._proposals]:
             task.cancel()
         links = [n.link for n in self.notes.values() if n.link is not None]
         if self.folder_link is not None:
@@ -684,6 +690,11 @@ class Mirror:
         logger.info("created the sub-folder %s", folder)
 
     def _read_only_message(self, what: str) -> str:
+        if self.suggests:
+            return (
+                f"this token may only suggest changes to the text of {self.folder.name!r}'s notes: other "
+                f"local changes are not sent to the server ({what})"
+            )
         return (
             f"this token may only read {self.folder.name!r}: local changes are not sent to the server "
             f"({what})"
@@ -700,6 +711,8 @@ class Mirror:
 
     def _sync_note(self, note: Note) -> None:
         assert note.link is not None
+        if note.proposing:
+            return  # the file follows the server's text once the suggestions are made
         try:
             target = on_disk(self.root, note.path)
         except Refused as exc:
@@ -732,11 +745,15 @@ class Mirror:
             self._state_dirty = True
             return
         base = note.base
-        if text != base and note.replaced is not None and time.monotonic() - note.written_at < STALE_SAVE_WINDOW:
+        just_written = time.monotonic() - note.written_at < STALE_SAVE_WINDOW
+        if text != base and note.replaced is not None and just_written:
             base = base_of_save(written=base, replaced=note.replaced, saved=text)
             if base is note.replaced:
-                logger.info("%s was saved from the text before our last write: merged as an edit of it", note.path)
+                logger.info("%s was saved from the text before our last write: merged as its edit", note.path)
         note.replaced = None
+        if text != base and self.suggests:
+            self._propose(note, base, text, current)
+            return
         if text != base:
             if not self.writable:
                 self.say(f"read-only {note.path}", self._read_only_message(f"{note.path} was put back"))
@@ -758,9 +775,41 @@ class Mirror:
                 self._state_dirty = True
                 return
             sig = written
-            note.replaced, note.written_at = text, time.monotonic()
+            if self.writable:  # else the write may put back a refused save, which must not come back
+                note.replaced, note.written_at = text, time.monotonic()
         note.base, note.sig, note.dirty = current, sig, False
         self._state_dirty = True
+
+    def _propose(self, note: Note, base: str, text: str, current: str) -> None:
+        """A save by a `suggest` token: sent as suggestions (`proposing.py`); the file then follows the
+        server's text, marks and all, or is put back when nothing can be suggested."""
+        wanted = proposed_text(base=base, saved=text, current=current)
+        note.base, note.dirty = text, True  # whatever comes of it, the file follows the server next
+        if wanted is None:
+            self.say(
+                f"unsuggested {note.path}",
+                f"{note.path}: only the text of a note can be suggested, not the marks of pending "
+                "suggestions: the file was put back",
+            )
+            return
+        note.proposing = True
+        task = asyncio.get_running_loop().create_task(self._proposal(note, wanted))
+        self._proposals.add(task)
+        task.add_done_callback(self._proposals.discard)
+
+    async def _proposal(self, note: Note, wanted: str) -> None:
+        try:
+            refused = await asyncio.to_thread(
+                propose, self.server, file_path=f"{self.folder.name}{note.path}", content=wanted
+            )
+        finally:
+            note.proposing = False
+            self._wake.set()
+        if refused is None:
+            logger.info("suggested the change of %s", note.path)
+        else:
+            said = f"{note.path}: not suggested: {refused} (the file was put back)"
+            self.say(f"refused {note.path} {refused}", said)
 
     def _keep_both(self, note: Note, text: str, sig: Signature, current: str, target: Path) -> None:
         """First sync of a note that exists on both sides with different texts and no common past: the

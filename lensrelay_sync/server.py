@@ -19,6 +19,18 @@ TIMEOUT = 15.0
 TRANSFER_TIMEOUT = 120.0
 
 
+# The MCP revision the client speaks: stateless, so a save becomes a suggestion in one request.
+MCP_VERSION = "2026-07-28"
+CLIENT_NAME = "lensrelay-sync"
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    text: str
+    structured: dict[str, Any]
+    is_error: bool
+
+
 class ServerError(RuntimeError):
     """The server cannot be used as asked; the message is for the person who started the client."""
 
@@ -97,6 +109,66 @@ class Server:
         answer = self._call("GET", f"/f/{doc_id}/download-url?{urlencode({'hash': digest})}")
         return self._transfer("GET", str(answer["downloadUrl"]))
 
+    def tool(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """Call one of the server's MCP tools (blocking), as a stateless client of protocol 2026-07-28 does:
+        one POST, no session; the server keeps what this token and client name have read."""
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": name,
+                "arguments": arguments,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": MCP_VERSION,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": {"name": CLIENT_NAME, "version": "1"},
+                },
+            },
+        }
+        request = Request(
+            self.url.rstrip("/") + "/mcp",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": MCP_VERSION,
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": name,
+            },
+        )
+        try:
+            with urlopen(request, timeout=TIMEOUT) as response:
+                kind = response.headers.get("Content-Type", "")
+                raw = response.read()
+        except HTTPError as exc:
+            raise ServerError(f"the {name} tool: the server answered {exc.code}") from None
+        except (URLError, OSError) as exc:
+            raise ServerError(f"cannot reach {self.url}: {getattr(exc, 'reason', exc)}") from None
+        if kind.startswith("text/event-stream"):  # the answer is the stream's last `data:` line
+            raw = next(
+                (line[5:] for line in reversed(raw.splitlines()) if line.startswith(b"data:")), b"null"
+            )
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            raise ServerError(f"the {name} tool: the server's answer is not JSON") from None
+        if not isinstance(message, dict) or not isinstance(message.get("result"), dict):
+            said = message.get("error", {}).get("message", "") if isinstance(message, dict) else ""
+            raise ServerError(f"the {name} tool: {said or 'no result'}")
+        result = message["result"]
+        text = "".join(
+            str(item.get("text", "")) for item in result.get("content", []) if isinstance(item, dict)
+        )
+        structured = result.get("structuredContent")
+        return ToolAnswer(
+            text=text,
+            structured=structured if isinstance(structured, dict) else {},
+            is_error=bool(result.get("isError")),
+        )
+
     async def call(self, method: str, path: str, body: Any = None) -> Any:
         return await asyncio.to_thread(self._call, method, path, body)
 
@@ -118,3 +190,11 @@ class Server:
         y-sweet auth route mints a client token of exactly the rights the token has."""
         minted = await self.call("POST", f"/doc/{folder.doc_id}/auth", {})
         return bool(minted.get("authorization") == "full")
+
+    async def may_suggest(self) -> bool:
+        """Whether a token that may not write live proposes instead (role `suggest`), as `info` says."""
+        try:
+            answer = await asyncio.to_thread(self.tool, "info", {})
+        except ServerError:
+            return False  # a server without the tool: read-only, as before
+        return not answer.is_error and answer.structured.get("role") == "suggest"

@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import time
@@ -39,8 +40,9 @@ NOTES = {
     "Notes/Deep/Plan.md": "# Plan\n\nStep one.\nStep two.\n",
 }
 FOLDERS = (
-    "Start", "Together", "Stale", "Review", "Creates", "Readonly", "Hostile", "Offline", "Secret", "DiskMoves",
-    "ServerMoves", "Outage", "Mass", "Files", "FileConflicts", "FilesReadonly", "FileRefusals", "EmptyDirs",
+    "Start", "Together", "Stale", "Review", "Creates", "Readonly", "Hostile", "Offline", "Secret",
+    "DiskMoves", "ServerMoves", "Outage", "Mass", "Files", "FileConflicts", "FilesReadonly", "FileRefusals",
+    "EmptyDirs", "Suggesting",
 )  # fmt: skip
 # Small, so that the refusal of a file over the limit is quick to show.
 MAX_FILE_BYTES = 256 * 1024
@@ -318,6 +320,51 @@ async def test_a_view_token_mirrors_read_only_and_puts_a_changed_file_back(
         await person.insert(0, "Hi. ")
         await wait_file(note, lambda t: t == "Hi. " + NOTES["Welcome.md"], timeout=SECOND, what="a live edit")
         assert "Vandalised" not in said
+    finally:
+        await sync.stop()
+
+
+async def test_a_suggest_tokens_saves_become_its_suggestions_and_a_decision_settles_them(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Suggesting", token=world.relay.tokens["suggest"])
+    try:
+        await wait_synced_tree(directory, NOTES)
+        assert "suggesting (the token may only suggest" in await sync.wait_said("mirroring")
+        note = directory / "Welcome.md"
+        doc_id = await world.relay.doc_id(world.edit, folder="Suggesting", path="/Welcome.md")
+        person = await yclients(world.relay.doc_url(doc_id), doc_id, params={"token": world.edit})
+        editor_save(note, NOTES["Welcome.md"].replace("quick brown", "slow red"))
+        # Not a live edit: the token's suggestion, in the document and (with its marks) in the file.
+        marked = await person.wait_text(contains="slow red++}")
+        assert "quick brown--}" in marked and '"author":"suggest' in marked
+        assert await wait_file(note, lambda t: t == marked, timeout=SECOND, what="the marks in the file")
+        uid = re.search(r'"id":"([^"]+)"', marked)
+        assert uid is not None
+        row = (await asyncio.to_thread(rows, world.relay, [uid.group(1)]))[uid.group(1)]
+        assert row["status"] == "pending"
+
+        # Marks are not the token's to change: forging their author is said and put back, nothing sent;
+        # taking the suggestion back is refused by the server, saying why, and put back too.
+        editor_save(note, marked.replace('"author":"suggest', '"author":"rita'))
+        await sync.wait_said("not the marks of pending suggestions")
+        assert await wait_file(note, lambda t: t == marked, timeout=2, what="the marks put back")
+        editor_save(note, NOTES["Welcome.md"])
+        await sync.wait_said("only takes back pending suggestion")
+        assert await wait_file(note, lambda t: t == marked, timeout=2, what="the marks put back again")
+        assert await server_text(world, "Suggesting", "/Welcome.md") == marked
+
+        rita = await Staff.sign_in(world.relay.http_url, "rita")
+        decide = f"/admin/suggestions/suggestion/{row['pk']}/decide/"
+        assert (await rita.post(decide, {"decision": "accept"})).status_code == 302
+        settled = NOTES["Welcome.md"].replace("quick brown", "slow red")
+        assert await person.wait_text(contains="The slow red fox") == settled
+        assert await wait_file(note, lambda t: t == settled, timeout=SECOND, what="the accept in the file")
+        # New notes stay on this disk: only the text of existing notes is suggested.
+        editor_save(directory / "Mine.md", "# Mine\n")
+        await sync.wait_said("Mine.md stays on this disk")
+        assert "Suggesting/Mine.md" not in await world.relay.document_paths(world.edit, folder="Suggesting")
     finally:
         await sync.stop()
 
