@@ -82,6 +82,10 @@ class Scan:
     files: dict[str, Signature] = field(default_factory=dict)  # folder-relative path -> signature
     dirs: set[str] = field(default_factory=set)
     blobs: dict[str, Local] = field(default_factory=dict)  # attachments: path -> signature and hash
+    # Each directory (by its names' parts) as listed: its modification time, taken before the listing, and
+    # the names in it. A name made, renamed or removed there since (an editor's save by rename too)
+    # changes the time.
+    listed: dict[tuple[str, ...], tuple[int, frozenset[str]]] = field(default_factory=dict)
 
 
 class Mirror:
@@ -123,6 +127,7 @@ class Mirror:
         self._last_save = 0.0
         self._save_every = STATE_SAVE_EVERY
         self._scan_every = interval
+        self._listed: dict[tuple[str, ...], tuple[int, frozenset[str]]] = {}
         self._hot: dict[str, float] = {}  # uuid -> when the note last changed on either side
         self._checked: dict[str, str | None] = {}  # path -> why refused (None: fine), the scan's cache
         self.steps = 0
@@ -250,6 +255,8 @@ class Mirror:
         if self._tree_changed:
             self._tree_changed = False
             self._apply_remote_tree()
+        if hot and not scan and self._look_at_changed_dirs():
+            scan = True  # a note, sub-folder or file came or went: the whole scan now, not in a second
         if scan:
             started = time.perf_counter()
             # In a thread: the event loop keeps writing the server's changes while a big directory is read.
@@ -257,6 +264,7 @@ class Mirror:
             # Scanning stays a small share of one core: a directory that takes 50 ms to scan is scanned
             # every 250 ms rather than every 200 (10,000 notes: about 40 ms on this project's machines).
             self._scan_every = max(self.interval, 5 * (time.perf_counter() - started))
+            self._listed = found.listed
             self._apply_local_tree(found)
             self.attachments.reconcile(found.blobs)
         elif hot:
@@ -422,6 +430,33 @@ class Mirror:
 
     # ------------------------------------------------------------------ the directory
 
+    def _look_at_changed_dirs(self) -> bool:
+        """The directories whose time changed since they were listed (a stat each, every 50 ms) are listed
+        again: a note saved there by rename is marked at once, whatever the folder's size, and when names
+        came or went there, True asks for a whole scan now."""
+        by_path: dict[str, Note] | None = None
+        for parts, (mtime, names) in list(self._listed.items()):
+            directory = self.root.joinpath(*parts)
+            try:
+                now = os.stat(directory, follow_symlinks=False).st_mtime_ns
+                if now == mtime:
+                    continue
+                entries = [e for e in os.scandir(directory) if not is_hidden(e.name)]
+            except OSError:
+                return True
+            if frozenset(e.name for e in entries) != names:
+                return True
+            self._listed[parts] = (now, names)
+            by_path = by_path if by_path is not None else {n.path: n for n in self.notes.values()}
+            for entry in entries:
+                note = by_path.get(folder_path([*parts, entry.name]))
+                if note is None or note.dirty or note.base is None:
+                    continue
+                with contextlib.suppress(OSError):
+                    if Signature.of(entry.stat(follow_symlinks=False)) != note.sig:
+                        note.dirty = True
+        return False
+
     def _look_at_hot(self) -> None:
         cold = time.monotonic() - HOT_FOR
         for uid, when in list(self._hot.items()):
@@ -459,13 +494,13 @@ class Mirror:
         while stack:
             directory, parts = stack.pop()
             try:
-                entries = list(os.scandir(directory))
+                mtime = os.stat(directory, follow_symlinks=False).st_mtime_ns
+                entries = [e for e in os.scandir(directory) if not is_hidden(e.name)]
             except OSError:
                 continue
+            scan.listed[tuple(parts)] = (mtime, frozenset(e.name for e in entries))
             for entry in entries:
                 name = entry.name
-                if is_hidden(name):
-                    continue
                 path = folder_path([*parts, name])
                 if entry.is_symlink():
                     self.say(f"link {path}", f"{path} is a symbolic link: not mirrored")

@@ -29,6 +29,9 @@ class State:
     notes: dict[str, dict[str, str]] = field(default_factory=dict)  # uuid -> {"path", "text"}
     folders: set[str] = field(default_factory=set)  # sub-folder paths mirrored at the last sync
     files: dict[str, dict[str, str]] = field(default_factory=dict)  # attachment path -> {"id", "hash"}
+    # Each note's entry as JSON, made again only when its path or text changed: the file is written every
+    # second while notes change, and 10,000 notes' texts encoded whole took ~90 ms of the client's loop.
+    _encoded: dict[str, tuple[str, str, str]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def load(cls, root: Path) -> State:
@@ -61,10 +64,22 @@ class State:
             "version": VERSION,
             "server": self.server,
             "folder_doc": self.folder_doc,
-            "notes": dict(sorted(self.notes.items())),
             "folders": sorted(self.folders),
             "files": dict(sorted(self.files.items())),
         }
+        notes = ",\n".join(self._entry(uid, self.notes[uid]) for uid in sorted(self.notes))
+        for gone in self._encoded.keys() - self.notes.keys():
+            del self._encoded[gone]
+        head = json.dumps(data, ensure_ascii=False, indent=0)[: -len("}")].rstrip()
         temp = root / f"{TEMP_PREFIX}state.tmp"
-        temp.write_text(json.dumps(data, ensure_ascii=False, indent=0), encoding="utf-8")
+        temp.write_text(f'{head},\n"notes": {{\n{notes}\n}}\n}}', encoding="utf-8")
         os.replace(temp, root / STATE_NAME)
+
+    def _entry(self, uid: str, entry: dict[str, str]) -> str:
+        path, text = entry["path"], entry["text"]
+        cached = self._encoded.get(uid)
+        if cached is not None and cached[0] == path and (cached[1] is text or cached[1] == text):
+            return cached[2]
+        encoded = f"{json.dumps(uid)}: {json.dumps({'path': path, 'text': text}, ensure_ascii=False)}"
+        self._encoded[uid] = (path, text, encoded)
+        return encoded

@@ -101,5 +101,11 @@ def test_the_state_file_round_trips_and_belongs_to_one_folder(tmp_path: Path) ->
     state.save(tmp_path)
     back = State.load(tmp_path)
     assert (back.notes, back.folders, back.folder_doc) == (state.notes, state.folders, state.folder_doc)
+    # Entries are encoded once and again only when they change: changed, added and removed ones all land.
+    state.notes = {"u1": {"path": "/A 😀.md", "text": 'text "quoted"\n'}, "u2": {"path": "/B.md", "text": ""}}
+    state.save(tmp_path)
+    state.notes = {"u2": {"path": "/C.md", "text": ""}}
+    state.save(tmp_path)
+    assert State.load(tmp_path).notes == state.notes
     with pytest.raises(StateMismatch, match="mirrors another folder"):
         back.check(server="http://x", folder_doc="g" * 73, root=tmp_path)
