@@ -191,8 +191,9 @@ async def main() -> None:
         f"`.venv/bin/python -m bench.run_folder_sync --edits {args.edits} --notes {args.notes} "
         f"--files {args.files}`\n"
     )
-    print("| measure | p50 | p99 | max |")
-    print("|---|---|---|---|")
+    # Which one was slowest (1 = the first, right after the initial sync): a warm-up or a steady cost.
+    print("| measure | p50 | p99 | max | slowest | max from the second on |")
+    print("|---|---|---|---|---|---|")
     for name, values in (
         ("save on disk -> Node client sees it (ms)", up),
         ("server change -> file (ms)", down),
@@ -201,7 +202,11 @@ async def main() -> None:
     ):
         if not values:
             continue
-        print(f"| {name} | {pct(values, 0.5):.1f} | {pct(values, 0.99):.1f} | {max(values):.1f} |")
+        slowest = values.index(max(values)) + 1
+        print(
+            f"| {name} | {pct(values, 0.5):.1f} | {pct(values, 0.99):.1f} | {max(values):.1f} "
+            f"| {slowest} of {len(values)} | {max(values[1:] or values):.1f} |"
+        )
     print(
         f"\nInitial sync of {args.notes + 1} notes into an empty directory: {found['initial']:.1f} s; "
         f"client RSS then {int(found['rss']) / 1024:.0f} MiB."
