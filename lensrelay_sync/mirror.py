@@ -780,6 +780,11 @@ class Mirror:
             self._state_dirty = True
             return
         base = note.base
+        if text == current:
+            # Both sides hold the same text: nothing to merge, whatever the base says. (After a crash
+            # between a write and the state file's next save, the base is older than both: carried onto
+            # the document, the change from it would insert the server's own edit a second time.)
+            base = text
         just_written = time.monotonic() - note.written_at < STALE_SAVE_WINDOW
         if text != base and note.replaced is not None and just_written:
             base = base_of_save(written=base, replaced=note.replaced, saved=text)

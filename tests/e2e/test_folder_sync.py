@@ -42,7 +42,7 @@ NOTES = {
 FOLDERS = (
     "Start", "Together", "Stale", "Review", "Creates", "Readonly", "Hostile", "Offline", "Secret",
     "DiskMoves", "ServerMoves", "Outage", "Mass", "Files", "FileConflicts", "FilesReadonly", "FileRefusals",
-    "EmptyDirs", "Suggesting",
+    "EmptyDirs", "Suggesting", "Crash",
 )  # fmt: skip
 # Small, so that the refusal of a file over the limit is quick to show.
 MAX_FILE_BYTES = 256 * 1024
@@ -461,6 +461,38 @@ async def test_edits_made_while_the_client_was_stopped_are_merged_on_restart(
         await wait_file(note, lambda t: t == merged, timeout=10, what="both offline edits merged")
         await person.wait_text(equals=merged)
         assert await server_text(world, "Offline", "/Notes/Deep/Plan.md") == merged
+    finally:
+        await sync.stop()
+
+
+async def test_a_state_file_older_than_both_sides_after_a_crash_duplicates_nothing(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Crash")
+    note = directory / "Notes" / "Deep" / "Plan.md"
+    try:
+        await wait_synced_tree(directory, NOTES)
+        doc_id = await world.relay.doc_id(world.edit, folder="Crash", path="/Notes/Deep/Plan.md")
+        person = await yclients(world.relay.doc_url(doc_id), doc_id, params={"token": world.edit})
+        await person.insert(utf16_len(NOTES["Notes/Deep/Plan.md"]), "Step three.\n")
+        await wait_file(note, lambda t: t is not None and "three" in t, timeout=SECOND, what="the typing")
+        await asyncio.sleep(1.5)
+    finally:
+        await sync.stop()
+    # Killed between writing the file and saving its state: the state still names the text before.
+    state_file = directory / ".lensrelay-sync.json"
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    for entry in state["notes"].values():
+        if entry["path"] == "/Notes/Deep/Plan.md":
+            entry["text"] = NOTES["Notes/Deep/Plan.md"]
+    state_file.write_text(json.dumps(state), encoding="utf-8")
+    sync = await start_sync(world, directory, "Crash")
+    try:
+        await asyncio.sleep(2.0)
+        expected = NOTES["Notes/Deep/Plan.md"] + "Step three.\n"
+        assert await server_text(world, "Crash", "/Notes/Deep/Plan.md") == expected
+        assert note.read_text(encoding="utf-8") == expected
     finally:
         await sync.stop()
 
