@@ -14,9 +14,12 @@ from ninja.security import HttpBearer
 
 from lensrelay.access.auth import REFUSALS, Access, aauthenticate_token, atoken_refusal
 from lensrelay.access.bearer import header_refusal, unauthorized
+from lensrelay.docstore.store import store_session
 from lensrelay.docstore.trashdoc import TRASH
 from lensrelay.models import Document, Folder
 from lensrelay.sync.ysweet import socket_base
+from lensrelay.text.vaultpath import InvalidPath
+from lensrelay.vault.moves import MoveRefused, entry_move
 
 
 class TokenAuth(HttpBearer):
@@ -314,3 +317,58 @@ async def list_documents(
         ]
 
     return await sync_to_async(query)()
+
+
+class MoveIn(Schema):
+    folder: str
+    path: str  # folder-relative, as Relay clients name entries: "/Notes/Ideas.md"
+    new_path: str
+
+
+class MoveOut(Schema):
+    folder: str
+    path: str
+    new_path: str
+    links_rewritten: int
+    documents_rewritten: int
+
+
+class ErrorOut(Schema):
+    error: str
+
+
+def _relative(path: str) -> str:
+    return path if path.startswith("/") else f"/{path}"
+
+
+@api.post(
+    "/documents/move",
+    response={200: MoveOut, 400: ErrorOut, 403: ErrorOut, 404: ErrorOut},
+    summary="Move or rename a note or sub-folder within its folder; every link to it follows (edit role)",
+)
+async def move_document(request: HttpRequest, body: MoveIn) -> tuple[int, MoveOut | ErrorOut]:
+    access = request_access(request)
+    if not access.can_write_live:
+        return 403, ErrorOut(error=f"This token may not move notes (role {access.role}): edit or admin only.")
+    old, new = _relative(body.path), _relative(body.new_path)
+    folder = await Folder.objects.filter(name=body.folder).afirst()
+    # Another folder's existence is not said: unknown and out of reach read alike.
+    if folder is None or not access.sees_folder(folder.pk):
+        return 404, ErrorOut(error=f"No folder named {body.folder!r}.")
+    row = await Document.objects.filter(folder=folder, path=old).afirst()
+    if row is None or row.path.startswith(TRASH + "/"):
+        return 404, ErrorOut(error=f"{folder.name}{old} does not exist.")
+    try:
+        async with store_session() as store:
+            report = await entry_move(
+                store, folder_id=folder.pk, old=old, new=new, folder=row.type == "folder"
+            )
+    except (MoveRefused, InvalidPath) as exc:
+        return 400, ErrorOut(error=str(exc))
+    return 200, MoveOut(
+        folder=folder.name,
+        path=old,
+        new_path=new,
+        links_rewritten=report.links_rewritten,
+        documents_rewritten=report.documents_rewritten,
+    )
