@@ -77,6 +77,7 @@ class DocLink:
         self._on_lost = on_lost
         self._ping = ping
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._answers: list[asyncio.Future[None]] = []  # waiting for the server's next sync step 2
         self._socket: websockets.ClientConnection | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -108,6 +109,17 @@ class DocLink:
         if self._socket is not None:
             self._outbox.put_nowait(wire.sync_update(update))
         # Otherwise the next connection's step 2 carries it.
+
+    async def caught_up(self, timeout: float = 2.0) -> None:
+        """Until the server answered a state vector sent now: what it sent on this socket before (such as
+        the link edits of a move it has just made) is then applied here."""
+        if self._socket is None:
+            return  # the next connection's sync brings it
+        answer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._answers.append(answer)
+        self._outbox.put_nowait(wire.sync_step1(self.doc.get_state()))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(answer, timeout)
 
     def reconnect(self) -> None:
         """Drop the connection (if any) and make a new one: its step 2 brings back anything missed."""
@@ -194,6 +206,10 @@ class DocLink:
                 changed = self.doc.get_state() != before
                 if step == wire.SYNC_STEP2:
                     self.synced.set()
+                    for answer in self._answers:
+                        if not answer.done():
+                            answer.set_result(None)
+                    self._answers.clear()
                 if changed or step == wire.SYNC_STEP2:
                     self._on_change()
         elif kind == wire.MESSAGE_AUTH and reader.var_uint() == wire.AUTH_PERMISSION_DENIED:

@@ -25,7 +25,6 @@ import uuid as uuidlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pycrdt import Map
 
@@ -35,7 +34,7 @@ from lensrelay_sync.files import NotText, Signature, read_note, signature, write
 from lensrelay_sync.link import DocLink, apply_ops
 from lensrelay_sync.paths import Refused, check_local, check_remote, folder_path, is_hidden, is_note, on_disk
 from lensrelay_sync.proposing import propose, proposed_text
-from lensrelay_sync.server import Folder, Server
+from lensrelay_sync.server import Folder, Server, ServerError
 from lensrelay_sync.state import State
 from lensrelay_sync.textmerge import base_of_save, rebase
 
@@ -75,6 +74,7 @@ class Note:
     replaced: str | None = None
     written_at: float = 0.0
     proposing: bool = False  # a save on its way to the server as suggestions (a `suggest` token)
+    moved_from: str | None = None  # renamed on disk: the old path, until the server's tree shows the new
 
 
 @dataclass
@@ -107,6 +107,8 @@ class Mirror:
         # A token that may not write live but may suggest: saves of notes become its suggestions.
         self.suggests = suggests and not writable
         self._proposals: set[asyncio.Task[None]] = set()
+        # Renames made on disk, for the server to carry out with the links to them: note, old, new path.
+        self._moves_to_send: list[tuple[Note, str, str]] = []
         self.interval = interval
         self.on_step = on_step
         self.state = State.load(self.root)
@@ -266,6 +268,7 @@ class Mirror:
             self._scan_every = max(self.interval, 5 * (time.perf_counter() - started))
             self._listed = found.listed
             self._apply_local_tree(found)
+            await self._send_moves()
             self.attachments.reconcile(found.blobs)
         elif hot:
             self._look_at_hot()
@@ -341,7 +344,9 @@ class Mirror:
             if path is None:
                 if note.base is not None or note.link is not None:
                     self._remote_deleted(note)
-            elif path != note.path:
+            elif path == note.path:
+                note.moved_from = None
+            elif path != note.moved_from:  # else our own move, not shown by the server yet
                 self._remote_moved(note, path)
             if note.uuid in self.notes and note.link is None:
                 note.link = self._link(self.folder.note_doc_id(note.uuid), note.path)
@@ -604,25 +609,47 @@ class Mirror:
             except InvalidPath as exc:
                 self.say(f"refused {path}", f"refused: {exc}")
                 continue
-            old = note.path
-            meta = self._filemeta().get(old)
-            plain = (
-                dict(meta) if isinstance(meta, dict) else {"id": note.uuid, "type": "markdown", "version": 0}
-            )
-
-            def move(filemeta: Map, legacy: Map, old: str = old, new: str = path, meta: Any = plain) -> None:
-                self._add_parents(filemeta, new)
-                if old in filemeta:
-                    del filemeta[old]
-                if old in legacy:
-                    del legacy[old]
-                filemeta[new] = meta
-                legacy[new] = meta["id"]
-
-            self._edit_tree(move)
+            self._moves_to_send.append((note, note.path, path))
+            note.moved_from = note.path
             note.path, note.missing, note.sig, note.dirty = path, 0, found[1], True
             self._state_dirty = True
-            logger.info("moved %s -> %s", old, path)
+
+    async def _send_moves(self) -> None:
+        """The server moves each note renamed on disk and rewrites every link to it, as a move in the
+        admin does (`POST /api/documents/move`); the links it rewrites come back as edits of the notes that
+        hold them. A server that cannot (an older one) gets the rename as a folder entry edit, links left."""
+        moves, self._moves_to_send = self._moves_to_send, []
+        relinked = 0
+        for note, old, new in moves:
+            try:
+                done = await asyncio.to_thread(self.server.move, folder=self.folder.name, path=old, new=new)
+            except ServerError as exc:
+                self.say(f"relink {new}", f"moved {old} -> {new} without rewriting links to it: {exc}")
+                self._move_entry(note, old, new)
+                continue
+            relinked += done
+            logger.info("moved %s -> %s (%d links to it rewritten)", old, new, done)
+        if relinked:
+            # An editor that rewrote the same links (Obsidian does) saved notes the server has just edited:
+            # their saves are merged onto the server's edits once these are here, so a link both sides
+            # rewrote is rewritten once, not twice.
+            waiting = [n.link for n in self.notes.values() if n.dirty and n.link is not None]
+            await asyncio.gather(*(link.caught_up() for link in waiting))
+
+    def _move_entry(self, note: Note, old: str, new: str) -> None:
+        meta = self._filemeta().get(old)
+        plain = dict(meta) if isinstance(meta, dict) else {"id": note.uuid, "type": "markdown", "version": 0}
+
+        def move(filemeta: Map, legacy: Map) -> None:
+            self._add_parents(filemeta, new)
+            if old in filemeta:
+                del filemeta[old]
+            if old in legacy:
+                del legacy[old]
+            filemeta[new] = plain
+            legacy[new] = plain["id"]
+
+        self._edit_tree(move)
 
     def _add_parents(self, filemeta: Map, path: str) -> None:
         parts = path.split("/")[1:-1]

@@ -185,6 +185,12 @@ class Server:
                 return folder
         raise ServerError(f"the token sees no folder named {name!r}")
 
+    def move(self, *, folder: str, path: str, new: str) -> int:
+        """Move a note within its folder as the server's own moves do, every link to it following
+        (blocking); the number of links rewritten."""
+        answer = self._call("POST", "/api/documents/move", {"folder": folder, "path": path, "new_path": new})
+        return int(answer.get("links_rewritten", 0)) if isinstance(answer, dict) else 0
+
     async def may_write(self, folder: Folder) -> bool:
         """Whether the token writes live (`edit`, `admin`) rather than only reads (`view`, `suggest`): the
         y-sweet auth route mints a client token of exactly the rights the token has."""

@@ -174,17 +174,24 @@ def rebase(base: str, local: str, current: str) -> list[Op]:
 
     As a Yjs merge does: characters the local side deleted are deleted where they still are; what the other
     side inserted, even inside a stretch the local side replaced, stays; the local insertions go where their
-    place is now. Returns ascending, non-overlapping ops in ``current``'s positions; with ``current ==
-    base`` they are exactly the smallest edit from ``base`` to ``local``.
+    place is now. Unlike a Yjs merge, a change both sides made alike (the same stretch replaced by the same
+    text, such as a link that Obsidian and the server both rewrote after a rename) is made once.
+
+    Returns ascending, non-overlapping ops in ``current``'s positions; with ``current == base`` they are
+    exactly the smallest edit from ``base`` to ``local``.
     """
     local_hunks = text_edits(base, local)
     if not local_hunks:
         return []
     if current == base:
         return [Op(h.start, h.end - h.start, h.text) for h in local_hunks]
-    where = _Map(text_edits(base, current))
+    theirs = text_edits(base, current)
+    where = _Map(theirs)
+    alike = set(theirs)
     ops: list[Op] = []
     for hunk in local_hunks:
+        if hunk in alike:
+            continue  # the same change made on both sides (a link both rewrote) is made once
         at = where.position(hunk.start)
         pieces = where.kept(hunk.start, hunk.end)
         if pieces and pieces[0][0] == at:

@@ -42,7 +42,7 @@ NOTES = {
 FOLDERS = (
     "Start", "Together", "Stale", "Review", "Creates", "Readonly", "Hostile", "Offline", "Secret",
     "DiskMoves", "ServerMoves", "Outage", "Mass", "Files", "FileConflicts", "FilesReadonly", "FileRefusals",
-    "EmptyDirs", "Suggesting", "Crash",
+    "EmptyDirs", "Suggesting", "Crash", "Relink",
 )  # fmt: skip
 # Small, so that the refusal of a file over the limit is quick to show.
 MAX_FILE_BYTES = 256 * 1024
@@ -497,6 +497,30 @@ async def test_a_state_file_older_than_both_sides_after_a_crash_duplicates_nothi
         await sync.stop()
 
 
+async def test_a_rename_in_obsidian_which_rewrites_the_links_itself_rewrites_each_link_once(
+    world: World, tmp_path: Path
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Relink")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        await asyncio.sleep(0.5)
+        # Obsidian renames the note and saves every note that links to it with the link rewritten, at once.
+        os.rename(directory / "Welcome.md", directory / "Hello.md")
+        relinked = NOTES["Notes/Ideas.md"].replace("[[Welcome]]", "[[Hello]]")
+        editor_save(directory / "Notes" / "Ideas.md", relinked)
+        await poll(
+            lambda: world.relay.document_paths(world.edit, folder="Relink"),
+            lambda p: "Relink/Hello.md" in p and "Relink/Welcome.md" not in p,
+            what="the rename on the server",
+        )
+        await asyncio.sleep(1.0)
+        assert await server_text(world, "Relink", "/Notes/Ideas.md") == relinked
+        assert (directory / "Notes" / "Ideas.md").read_text(encoding="utf-8") == relinked
+    finally:
+        await sync.stop()
+
+
 async def test_renames_moves_and_deletes_on_disk_reach_the_server(world: World, tmp_path: Path) -> None:
     directory = tmp_path / "vault"
     sync = await start_sync(world, directory, "DiskMoves")
@@ -513,6 +537,11 @@ async def test_renames_moves_and_deletes_on_disk_reach_the_server(world: World, 
             what="the rename on the server",
         )
         assert after["DiskMoves/Notes/Hello.md"] == before["DiskMoves/Welcome.md"]
+        # The server carried it out, so the link to it followed, there and in the file that holds it.
+        relinked = NOTES["Notes/Ideas.md"].replace("[[Welcome]]", "[[Hello]]")
+        assert await server_text(world, "DiskMoves", "/Notes/Ideas.md") == relinked
+        ideas = directory / "Notes" / "Ideas.md"
+        assert await wait_file(ideas, lambda t: t == relinked, timeout=SECOND, what="the link in the file")
 
         # A whole directory renamed: its note keeps its document, the new folders get entries, the old goes.
         (directory / "Archive").mkdir()

@@ -170,3 +170,14 @@ def test_edit_size_is_zero_only_for_equal_texts_and_counts_both_sides(old: str, 
     size = edit_size(old, new)
     assert (size == 0) == (old == new)
     assert size >= abs(len(old) - len(new))
+
+
+def test_a_change_both_sides_made_alike_is_made_once() -> None:
+    # Renamed on disk: the server rewrote the link, and so did Obsidian in its own copy of the note.
+    base = "See [[Old]] and [[Other]].\n"
+    rewritten = "See [[New]] and [[Other]].\n"
+    assert apply_ops(rewritten, rebase(base, rewritten, rewritten)) == rewritten
+    # ... with more typed on either side meanwhile.
+    local = rewritten + "Mine.\n"
+    current = "Theirs. " + rewritten
+    assert apply_ops(current, rebase(base, local, current)) == "Theirs. See [[New]] and [[Other]].\nMine.\n"
