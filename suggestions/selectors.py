@@ -140,13 +140,16 @@ def pending_in_text(raw: str, rows: Sequence[Suggestion] | None = None) -> list[
     view = build_accepted_view(raw)
     intact = {row.uid for row in rows or () if markup_mismatch(raw, row, parsed=view.changes) is None}
     lines = []
+    line, counted_to = 1, 0  # the spans come in the text's order: count each stretch of it once
     for change, (start, _) in zip(view.changes, view.change_spans, strict=True):
         if change.kind not in EDIT_KINDS or (rows is not None and _broken(change, intact)):
             continue
+        line += view.text.count("\n", counted_to, start)
+        counted_to = max(counted_to, start)
         metadata = change.metadata or {}
         lines.append(
             PendingLine(
-                line=view.text.count("\n", 0, start) + 1,
+                line=line,
                 old=_clip(change.old),
                 new=_clip(change.new),
                 author=str(metadata.get("author", "unknown")),
