@@ -6,7 +6,7 @@ client as the other side:
 - server change -> file written: the Node client inserts a line until the file on disk holds it (polled
   every 2 ms);
 - initial sync of a folder of N generated notes into an empty directory (`lensrelay-sync --once` would
-  exit; the live client is timed until every file is on disk), and the client's RSS holding it;
+  exit; the live client is timed until it says it is in sync), and the client's RSS holding it;
 - attachments (`--files`, 1 MB of random bytes each): disk -> server-visible, from the file dropped in the
   directory (a temporary file renamed) until the Node client of the folder document holds the entry naming
   its hash (the bytes are stored before the entry is written); server -> disk, from the entry written by
@@ -111,17 +111,13 @@ async def measure(relay: Relay, work: Path, *, edits: int, notes: int, files: in
     token = relay.tokens["edit"]
     directory = work / "mirror"
     started = time.monotonic()
-    sync = await SyncProcess.start(directory, url=relay.http_url, token=token, folder=FOLDER, extra=("-q",))
+    sync = await SyncProcess.start(directory, url=relay.http_url, token=token, folder=FOLDER)
     try:
-        last = (
-            directory / f"Area {(notes - 1) % 20}" / f"Note {notes - 1}.md"
-            if notes
-            else directory / "Live.md"
-        )
-        while not last.exists() or len(list(directory.rglob("*.md"))) < notes + 1:
-            if sync.process.returncode is not None or time.monotonic() - started > 600:
-                raise SystemExit(f"the initial sync did not finish:\n{sync.said}")
-            await asyncio.sleep(0.05)
+        # Until the client says it is in sync: every note written and its state saved, not only the last
+        # file there (the edits timed next would otherwise meet the initial sync's tail).
+        await sync.wait_said("in sync:", timeout=600)
+        if len(list(directory.rglob("*.md"))) < notes + 1:
+            raise SystemExit(f"in sync, but not every note is a file:\n{sync.said}")
         initial = time.monotonic() - started
         rss = rss_kib(sync.process.pid)
         doc_id = await relay.doc_id(token, folder=FOLDER, path="/Live.md")

@@ -143,6 +143,7 @@ class Mirror:
     async def run(self, stop: asyncio.Event | None = None, *, once: bool = False) -> None:
         """Reconcile, then mirror until ``stop`` is set (with ``once``: return after the first full sync)."""
         stop = stop or asyncio.Event()
+        started = asyncio.get_running_loop().time()
         if self.folder_link is None:
             await self.start()
         try:
@@ -152,6 +153,7 @@ class Mirror:
                 return
             loop = asyncio.get_running_loop()
             next_scan = next_hot = loop.time()
+            announced = False
             while not stop.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(
@@ -167,6 +169,16 @@ class Mirror:
                     next_scan = loop.time() + self._scan_every
                 if hot or scan:
                     next_hot = loop.time() + HOT_EVERY
+                if not announced and self._settled():
+                    announced = True
+                    self._save_state(force=True)
+                    files = len(self.attachments.base)
+                    logger.info(
+                        "in sync: %d notes and %d other files, %.1f s after the start",
+                        sum(n.base is not None for n in self.notes.values()),
+                        files,
+                        loop.time() - started,
+                    )
         finally:
             self._save_state(force=True)
 
@@ -178,15 +190,19 @@ class Mirror:
             links.append(self.folder_link)
         await asyncio.gather(*(link.stop() for link in links), return_exceptions=True)
 
+    def _settled(self) -> bool:
+        """Every note synced and written, every attachment moved, the tree applied."""
+        return (
+            not self._tree_changed
+            and self.attachments.settled
+            and not any(n.dirty and not (n.link is not None and n.link.closed) for n in self.notes.values())
+        )
+
     async def _settle(self, timeout: float = SYNC_TIMEOUT) -> None:
         """Until every note is synced and written (for ``--once``)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while (
-            self._tree_changed
-            or not self.attachments.settled
-            or any(n.dirty and not (n.link is not None and n.link.closed) for n in self.notes.values())
-        ):
+        while not self._settled():
             if loop.time() > deadline:
                 raise TimeoutError(f"notes still not synced after {timeout:.0f} s")
             await asyncio.sleep(0.05)

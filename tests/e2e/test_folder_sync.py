@@ -108,6 +108,8 @@ async def test_a_folder_meets_a_directory_both_ways_and_the_state_file_is_hidden
     sync = await start_sync(world, directory, "Start")
     try:
         await wait_synced_tree(directory, NOTES)
+        # Said once the first sync is done: the folder's three notes and the one from disk.
+        assert "in sync: 4 notes and 0 other files" in await sync.wait_said("in sync:")
         paths = await poll(
             lambda: world.relay.document_paths(world.edit, folder="Start"),
             lambda p: "Start/Local/Sub/From disk.md" in p,
