@@ -68,15 +68,23 @@ class Server:
             method=method,
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
         )
+        _, body = self._open(request, timeout=TIMEOUT, what=f"{method} {path}: ")
+        return json.loads(body or b"null")
+
+    def _open(self, request: Request, *, timeout: float, what: str) -> tuple[str, bytes]:
+        """The answer's content type and body; a refusal (with the reason the body gives) or a server out
+        of reach as a ServerError."""
         try:
-            with urlopen(request, timeout=TIMEOUT) as response:
-                return json.loads(response.read() or b"null")
+            with urlopen(request, timeout=timeout) as response:
+                return str(response.headers.get("Content-Type", "")), bytes(response.read())
         except HTTPError as exc:
             try:
                 said = json.loads(exc.read()).get("error", "")
             except (ValueError, AttributeError):
                 said = ""
-            raise ServerError(f"{method} {path}: the server answered {exc.code} {said}".rstrip()) from None
+            if isinstance(said, dict):  # a JSON-RPC error
+                said = said.get("message", "")
+            raise ServerError(f"{what}the server answered {exc.code} {said}".rstrip()) from None
         except (URLError, OSError) as exc:
             raise ServerError(f"cannot reach {self.url}: {getattr(exc, 'reason', exc)}") from None
 
@@ -85,18 +93,7 @@ class Server:
         may point at another host, such as a bucket)."""
         headers = {"Content-Type": content_type} if content_type else {}
         request = Request(urljoin(self.url.rstrip("/") + "/", url), data=data, method=method, headers=headers)
-        try:
-            with urlopen(request, timeout=TRANSFER_TIMEOUT) as response:
-                body: bytes = response.read()
-                return body
-        except HTTPError as exc:
-            try:
-                said = json.loads(exc.read()).get("error", "")
-            except (ValueError, AttributeError):
-                said = ""
-            raise ServerError(f"the server answered {exc.code} {said}".rstrip()) from None
-        except (URLError, OSError) as exc:
-            raise ServerError(f"cannot reach {self.url}: {getattr(exc, 'reason', exc)}") from None
+        return self._open(request, timeout=TRANSFER_TIMEOUT, what="")[1]
 
     def upload(self, *, doc_id: str, digest: str, data: bytes, content_type: str) -> None:
         """Store an attachment's bytes for the file's document, as a Relay client does (blocking)."""
@@ -139,14 +136,7 @@ class Server:
                 "Mcp-Name": name,
             },
         )
-        try:
-            with urlopen(request, timeout=TIMEOUT) as response:
-                kind = response.headers.get("Content-Type", "")
-                raw = response.read()
-        except HTTPError as exc:
-            raise ServerError(f"the {name} tool: the server answered {exc.code}") from None
-        except (URLError, OSError) as exc:
-            raise ServerError(f"cannot reach {self.url}: {getattr(exc, 'reason', exc)}") from None
+        kind, raw = self._open(request, timeout=TIMEOUT, what=f"the {name} tool: ")
         if kind.startswith("text/event-stream"):  # the answer is the stream's last `data:` line
             raw = next(
                 (line[5:] for line in reversed(raw.splitlines()) if line.startswith(b"data:")), b"null"
