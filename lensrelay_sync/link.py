@@ -32,6 +32,10 @@ _BACKOFF_FIRST, _BACKOFF_MAX = 0.1, 2.5
 # the mirror reconnects every note's (`reconnect`).
 
 
+# A Yjs (v1) update with no items and no deletions.
+EMPTY_UPDATE = b"\x00\x00"
+
+
 class Closed(Exception):
     """The server closed the document for good (a 44xx code: token refused, document unknown or purged)."""
 
@@ -201,9 +205,9 @@ class DocLink:
                 await socket.send(wire.sync_step2(self.doc.get_update(reader.var_bytes())))
             elif step in (wire.SYNC_STEP2, wire.SYNC_UPDATE):
                 update = reader.var_bytes()
-                before = self.doc.get_state()
                 self.doc.apply_update(update)
-                changed = self.doc.get_state() != before
+                # Not the state vector: an update that only deletes leaves it as it was.
+                changed = update != EMPTY_UPDATE
                 if step == wire.SYNC_STEP2:
                     self.synced.set()
                     for answer in self._answers:
