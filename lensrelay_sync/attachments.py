@@ -37,7 +37,7 @@ from pycrdt import Map
 
 from lensrelay.text.vaultpath import InvalidPath
 from lensrelay_sync.files import Signature, signature, write_file
-from lensrelay_sync.paths import Refused, check_remote, on_disk
+from lensrelay_sync.paths import Refused, on_disk
 from lensrelay_sync.server import ServerError
 
 if TYPE_CHECKING:
@@ -145,20 +145,13 @@ class Attachments:
 
     def remote(self) -> dict[str, Remote]:
         found: dict[str, Remote] = {}
-        for path, value in self.mirror._filemeta().items():
-            meta = value if isinstance(value, dict) else {}
+        for path, meta in self.mirror._tree().mirrored:
             uid, digest = meta.get("id"), meta.get("hash")
             if (
                 not isinstance(uid, str)
                 or not isinstance(digest, str)
                 or meta.get("type") in {"folder", "markdown"}
             ):
-                continue
-            try:
-                check_remote(path)
-            except Refused as exc:
-                if not path.startswith("/_trash"):
-                    self.mirror.say(f"remote {path}", f"not mirrored: {exc}")
                 continue
             synctime = meta.get("synctime")
             when = float(synctime) / 1000 if isinstance(synctime, int | float) else 0.0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import time
@@ -25,6 +26,7 @@ import uuid as uuidlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pycrdt import Map
 
@@ -35,7 +37,7 @@ from lensrelay_sync.link import DocLink, apply_ops
 from lensrelay_sync.paths import Refused, check_local, check_remote, folder_path, is_hidden, is_note, on_disk
 from lensrelay_sync.proposing import propose, proposed_text
 from lensrelay_sync.server import Folder, Server, ServerError
-from lensrelay_sync.state import State
+from lensrelay_sync.state import State, write_state
 from lensrelay_sync.textmerge import base_of_save, rebase
 
 logger = logging.getLogger("lensrelay_sync")
@@ -88,6 +90,13 @@ class Scan:
     listed: dict[tuple[str, ...], tuple[int, frozenset[str]]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class _Tree:
+    version: int  # the folder document's version (`Mirror._tree_version`) it was read at
+    mirrored: list[tuple[str, dict[str, Any]]]  # entries this client may mirror: path, value
+    paths: FolderPaths  # every entry, for the path rules
+
+
 class Mirror:
     def __init__(
         self,
@@ -122,6 +131,8 @@ class Mirror:
         self._folders_leaving: set[str] = set()
         self.attachments = Attachments(self, self.state.files)
         self.folder_link: DocLink | None = None
+        self._tree_cache: _Tree | None = None
+        self._tree_version = 0  # bumped by every change of the folder document, from here or the server
         self._wake = asyncio.Event()
         self._tree_changed = True
         self._said: set[str] = set()
@@ -129,6 +140,10 @@ class Mirror:
         self._last_save = 0.0
         self._save_every = STATE_SAVE_EVERY
         self._scan_every = interval
+        # A whole scan under way in a thread, and when it started: notes keep syncing meanwhile.
+        self._scanning: asyncio.Future[Scan] | None = None
+        self._saving: asyncio.Future[None] | None = None
+        self._scan_started = 0.0
         self._listed: dict[tuple[str, ...], tuple[int, frozenset[str]]] = {}
         self._hot: dict[str, float] = {}  # uuid -> when the note last changed on either side
         self._checked: dict[str, str | None] = {}  # path -> why refused (None: fine), the scan's cache
@@ -164,14 +179,19 @@ class Mirror:
                 # notes being worked on are looked at every 50 ms, the whole directory every `_scan_every`.
                 now = loop.time()
                 scan, hot = now >= next_scan, now >= next_hot
-                await self.step(scan=scan, hot=hot)
+                await self.step(scan=scan, hot=hot, background=True)
                 if scan:
                     next_scan = loop.time() + self._scan_every
                 if hot or scan:
                     next_hot = loop.time() + HOT_EVERY
                 if not announced and self._settled():
                     announced = True
-                    self._save_state(force=True)
+                    await self._save_state_now()
+                    # What the first sync built (a Doc and a socket per note) stays: kept out of the
+                    # collector's full passes, which over a 10,000-note folder's objects held the loop
+                    # for most of a second now and then.
+                    gc.collect()
+                    gc.freeze()
                     files = len(self.attachments.base)
                     logger.info(
                         "in sync: %d notes and %d other files, %.1f s after the start",
@@ -180,7 +200,7 @@ class Mirror:
                         loop.time() - started,
                     )
         finally:
-            self._save_state(force=True)
+            await self._save_state_now()
 
     async def close(self) -> None:
         for task in [*self.attachments.tasks, *self._proposals]:
@@ -194,6 +214,7 @@ class Mirror:
         """Every note synced and written, every attachment moved, the tree applied."""
         return (
             not self._tree_changed
+            and self._scanning is None
             and self.attachments.settled
             and not any(n.dirty and not (n.link is not None and n.link.closed) for n in self.notes.values())
         )
@@ -213,6 +234,7 @@ class Mirror:
         def changed() -> None:
             if tree:
                 self._tree_changed = True
+                self._tree_version += 1
             else:
                 note = self._note_by_doc(doc_id)
                 if note is not None:
@@ -263,25 +285,31 @@ class Mirror:
 
     # ------------------------------------------------------------------ one step
 
-    async def step(self, *, scan: bool = True, hot: bool = False) -> None:
+    async def step(self, *, scan: bool = True, hot: bool = False, background: bool = False) -> None:
         """One round: the server's tree, then (with ``scan``) the directory's, or (with ``hot``) the files of
-        the notes changed lately, then every changed note."""
+        the notes changed lately, then every changed note. With ``background``, a whole scan runs in a thread
+        while later rounds go on syncing notes (10,000 files take ~100 ms to scan), and is applied by the
+        round that finds it done; the server's tree waits for it, so the scan never meets a tree this client
+        changed on disk while it read."""
         self.steps += 1
         assert self.folder_link is not None
         if self.folder_link.closed is not None:
             raise self.folder_link.closed
-        if self._tree_changed:
+        if self._tree_changed and self._scanning is None:
             self._tree_changed = False
             self._apply_remote_tree()
-        if hot and not scan and self._look_at_changed_dirs():
+        if hot and not scan and self._scanning is None and self._look_at_changed_dirs():
             scan = True  # a note, sub-folder or file came or went: the whole scan now, not in a second
-        if scan:
-            started = time.perf_counter()
-            # In a thread: the event loop keeps writing the server's changes while a big directory is read.
-            found = await asyncio.to_thread(self._scan)
+        if scan and self._scanning is None:
+            self._scan_started = time.perf_counter()
+            self._scanning = asyncio.ensure_future(asyncio.to_thread(self._scan))
+            self._scanning.add_done_callback(lambda _: self._wake.set())
+        if self._scanning is not None and (self._scanning.done() or not background):
+            found = await self._scanning
+            self._scanning = None
             # Scanning stays a small share of one core: a directory that takes 50 ms to scan is scanned
             # every 250 ms rather than every 200 (10,000 notes: about 40 ms on this project's machines).
-            self._scan_every = max(self.interval, 5 * (time.perf_counter() - started))
+            self._scan_every = max(self.interval, 5 * (time.perf_counter() - self._scan_started))
             self._listed = found.listed
             self._apply_local_tree(found)
             await self._send_moves()
@@ -298,7 +326,7 @@ class Mirror:
         if len(self._hot) > HOT_MAX:
             for uid, _ in sorted(self._hot.items(), key=lambda item: item[1])[: len(self._hot) - HOT_MAX]:
                 del self._hot[uid]
-        self._save_state()
+        self._save_state_soon()
         if self.on_step is not None:
             self.on_step()
 
@@ -308,20 +336,33 @@ class Mirror:
         assert self.folder_link is not None
         return self.folder_link.doc.get(FILEMETA, type=Map)
 
+    def _tree(self) -> _Tree:
+        """The folder's entries as of its document's state now, read again only once it changed: read
+        whole, 10,000 entries cost ~50 ms of the loop at every scan."""
+        if self._tree_cache is None or self._tree_cache.version != self._tree_version:
+            items = [
+                (path, value if isinstance(value, dict) else {}) for path, value in self._filemeta().items()
+            ]
+            mirrored = []
+            for path, meta in items:
+                try:
+                    check_remote(path)
+                except Refused as exc:
+                    if not path.startswith("/_trash"):
+                        self.say(f"remote {path}", f"not mirrored: {exc}")
+                    continue
+                mirrored.append((path, meta))
+            paths = FolderPaths([(path, str(meta.get("type", "file"))) for path, meta in items])
+            self._tree_cache = _Tree(self._tree_version, mirrored, paths)
+        return self._tree_cache
+
     def _remote_entries(self) -> tuple[dict[str, str], set[str]]:
         """Notes (path -> uuid) and sub-folders of the folder, as this client mirrors them."""
         notes: dict[str, str] = {}
         folders: set[str] = set()
-        for path, value in self._filemeta().items():
-            meta = value if isinstance(value, dict) else {}
+        for path, meta in self._tree().mirrored:
             kind, uid = meta.get("type"), meta.get("id")
             if not isinstance(uid, str):
-                continue
-            try:
-                check_remote(path)
-            except Refused as exc:
-                if not path.startswith("/_trash"):
-                    self.say(f"remote {path}", f"not mirrored: {exc}")
                 continue
             if kind == "folder":
                 folders.add(path)
@@ -338,14 +379,11 @@ class Mirror:
         filemeta, legacy = doc.get(FILEMETA, type=Map), doc.get(LEGACY_DOCS, type=Map)
         with doc.transaction():
             change(filemeta, legacy)
+        self._tree_version += 1
         self.folder_link.send_since(before)
 
     def _paths(self) -> FolderPaths:
-        kinds = []
-        for path, value in self._filemeta().items():
-            meta = value if isinstance(value, dict) else {}
-            kinds.append((path, str(meta.get("type", "file"))))
-        return FolderPaths(kinds)
+        return self._tree().paths
 
     def _apply_remote_tree(self) -> None:
         remote_notes, remote_folders = self._remote_entries()
@@ -927,12 +965,13 @@ class Mirror:
 
     # ------------------------------------------------------------------ state
 
-    def _save_state(self, *, force: bool = False) -> None:
+    def _state_text(self, *, force: bool = False) -> str | None:
+        """The state file's new text when it is due (changed, and not saved lately), else None."""
         if not self._state_dirty:
-            return
+            return None
         now = asyncio.get_running_loop().time()
         if not force and now - self._last_save < self._save_every:
-            return
+            return None
         self.state.notes = {
             uid: {"path": note.path, "text": note.base}
             for uid, note in self.notes.items()
@@ -940,8 +979,35 @@ class Mirror:
         }
         self.state.folders = set(self.known_folders)
         self.state.files = self.attachments.base
-        self.state.save(self.root)
+        text = self.state.render()
         self._state_dirty = False
         self._last_save = now
-        # Saving stays a small share of the time: 10,000 notes are a 12 MB file, about 0.1 s to write.
-        self._save_every = max(STATE_SAVE_EVERY, 20 * (asyncio.get_running_loop().time() - now))
+        return text
+
+    async def _save_state_now(self) -> None:
+        if self._saving is not None:
+            with contextlib.suppress(Exception):
+                await self._saving
+        text = self._state_text(force=True)
+        if text is not None:
+            write_state(self.root, text)
+
+    def _save_state_soon(self) -> None:
+        """Save the state when due, written by a thread while notes go on syncing (10,000 notes are a 10 MB
+        file, ~0.1 s to write), one write at a time."""
+        if self._saving is not None and not self._saving.done():
+            return
+        text = self._state_text()
+        if text is None:
+            return
+        started = time.perf_counter()
+
+        def written(done: asyncio.Future[None]) -> None:
+            if not done.cancelled() and done.exception() is not None:
+                logger.error("cannot save the state file: %s (tried again later)", done.exception())
+                self._state_dirty = True
+            # Saving stays a small share of the time.
+            self._save_every = max(STATE_SAVE_EVERY, 20 * (time.perf_counter() - started))
+
+        self._saving = asyncio.ensure_future(asyncio.to_thread(write_state, self.root, text))
+        self._saving.add_done_callback(written)

@@ -60,6 +60,10 @@ class State:
         self.server, self.folder_doc = server, folder_doc
 
     def save(self, root: Path) -> None:
+        write_state(root, self.render())
+
+    def render(self) -> str:
+        """The file's text."""
         data = {
             "version": VERSION,
             "server": self.server,
@@ -71,9 +75,7 @@ class State:
         for gone in self._encoded.keys() - self.notes.keys():
             del self._encoded[gone]
         head = json.dumps(data, ensure_ascii=False, indent=0)[: -len("}")].rstrip()
-        temp = root / f"{TEMP_PREFIX}state.tmp"
-        temp.write_text(f'{head},\n"notes": {{\n{notes}\n}}\n}}', encoding="utf-8")
-        os.replace(temp, root / STATE_NAME)
+        return f'{head},\n"notes": {{\n{notes}\n}}\n}}'
 
     def _entry(self, uid: str, entry: dict[str, str]) -> str:
         path, text = entry["path"], entry["text"]
@@ -83,3 +85,11 @@ class State:
         encoded = f"{json.dumps(uid)}: {json.dumps({'path': path, 'text': text}, ensure_ascii=False)}"
         self._encoded[uid] = (path, text, encoded)
         return encoded
+
+
+def write_state(root: Path, text: str) -> None:
+    """Replace the state file by ``text`` at once (a reader, or a restart after a crash, sees the old file
+    or the new)."""
+    temp = root / f"{TEMP_PREFIX}state.tmp"
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, root / STATE_NAME)

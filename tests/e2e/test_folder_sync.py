@@ -42,7 +42,7 @@ NOTES = {
 FOLDERS = (
     "Start", "Together", "Stale", "Review", "Creates", "Readonly", "Hostile", "Offline", "Secret",
     "DiskMoves", "ServerMoves", "Outage", "Mass", "Files", "FileConflicts", "FilesReadonly", "FileRefusals",
-    "EmptyDirs", "Suggesting", "Crash", "Relink",
+    "EmptyDirs", "Suggesting", "Crash", "Relink", "Deletes",
 )  # fmt: skip
 # Small, so that the refusal of a file over the limit is quick to show.
 MAX_FILE_BYTES = 256 * 1024
@@ -179,6 +179,34 @@ async def test_editor_saves_and_a_live_client_typing_at_once_end_equal_with_noth
         for n in range(rounds):
             assert final.count(f" p{n} ") + final.count(f" p{n}\n") == 1, n
             assert final.count(f"disk {n} 中\n") == 1, n
+    finally:
+        await sync.stop()
+
+
+async def test_a_deletion_alone_made_elsewhere_reaches_the_file(
+    world: World, tmp_path: Path, yclients: YClientFactory
+) -> None:
+    directory = tmp_path / "vault"
+    sync = await start_sync(world, directory, "Deletes")
+    try:
+        await wait_synced_tree(directory, NOTES)
+        doc_id = await world.relay.doc_id(world.edit, folder="Deletes", path="/Welcome.md")
+        person = await yclients(world.relay.doc_url(doc_id), doc_id, params={"token": world.edit})
+        # A Yjs update that only deletes leaves the state vector as it was: the file must follow all the same.
+        text = NOTES["Welcome.md"]
+        await person.delete(utf16_len(text.split(" brown")[0]), len(" brown"))
+        expected = text.replace(" brown", "")
+        assert await wait_file(directory / "Welcome.md", lambda t: t == expected, timeout=SECOND, what="it")
+        # The same of a folder entry: a note deleted on the server leaves the directory.
+        folder_doc = await world.relay.folder_doc_id(world.edit, folder="Deletes")
+        plugin = await yclients(world.relay.doc_url(folder_doc), folder_doc, params={"token": world.edit})
+        await plugin.transact([{"op": "mapDelete", "name": "filemeta_v0", "key": "/Notes/Ideas.md"}])
+        await poll(
+            lambda: asyncio.sleep(0, (directory / "Notes" / "Ideas.md").exists()),
+            lambda found: not found,
+            timeout=2,
+            what="the note deleted on the server gone from disk",
+        )
     finally:
         await sync.stop()
 
