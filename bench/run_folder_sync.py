@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import hashlib
 import os
+import random
 import tempfile
 import time
 import uuid
@@ -107,6 +108,12 @@ async def measure_files(relay: Relay, directory: Path, *, files: int) -> tuple[l
     return up, down
 
 
+def pause() -> float:
+    """50-100 ms between edits, drawn: a fixed pause falls into step with the client's 50 ms looks at the
+    notes changed lately, and every edit would then be timed at the same point of that cycle."""
+    return 0.05 + random.random() * 0.05
+
+
 async def measure(relay: Relay, work: Path, *, edits: int, notes: int, files: int) -> dict[str, object]:
     token = relay.tokens["edit"]
     directory = work / "mirror"
@@ -132,7 +139,7 @@ async def measure(relay: Relay, work: Path, *, edits: int, notes: int, files: in
                 editor_save(note, text + f"disk {i}\n")
                 await person.wait_text(contains=f"disk {i}\n", timeout=10)
                 up.append((time.perf_counter() - t0) * 1000)
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(pause())
                 now = await person.text()
                 await wait_file(note, lambda t, now=now: t == now, timeout=10)
                 t0 = time.perf_counter()
@@ -140,7 +147,7 @@ async def measure(relay: Relay, work: Path, *, edits: int, notes: int, files: in
                 while f"server {i}\n" not in note.read_text(encoding="utf-8"):
                     await asyncio.sleep(0.002)
                 down.append((time.perf_counter() - t0) * 1000)
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(pause())
         finally:
             await person.close()
         files_up, files_down = await measure_files(relay, directory, files=files)
