@@ -7,6 +7,8 @@ transport lists them per caller and calls them; it never knows what a tool does.
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -115,20 +117,10 @@ class Tool:
         return list(ui.get("visibility") or ("model", "app")) == ["app"]
 
     def input_schema(self) -> dict[str, Any]:
-        schema = self.args.model_json_schema(by_alias=True)
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        schema["additionalProperties"] = False
-        schema.setdefault("properties", {})
-        return schema
+        return copy.deepcopy(_input_schema(self.args))
 
     def output_schema(self) -> dict[str, Any] | None:
-        if self.output is None:
-            return None
-        schema = self.output.model_json_schema(mode="serialization")
-        schema.pop("title", None)
-        return schema
+        return None if self.output is None else copy.deepcopy(_output_schema(self.output))
 
     def definition(self, protocol_version: str | None = None) -> dict[str, Any]:
         definition: dict[str, Any] = {
@@ -161,6 +153,26 @@ class Tool:
             return self.args.model_validate(arguments or {})
         except ValidationError as exc:
             raise ToolError(describe_validation_error(self.name, exc)) from exc
+
+
+# A model's JSON schema is made once: pydantic builds it afresh at every call (~2 ms a tool), and every new
+# session lists the tools (50 assistants starting at once held the loop for half a second).
+@functools.cache
+def _input_schema(args: type[BaseModel]) -> dict[str, Any]:
+    schema = args.model_json_schema(by_alias=True)
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema["additionalProperties"] = False
+    schema.setdefault("properties", {})
+    return schema
+
+
+@functools.cache
+def _output_schema(output: type[BaseModel]) -> dict[str, Any]:
+    schema = output.model_json_schema(mode="serialization")
+    schema.pop("title", None)
+    return schema
 
 
 REGISTRY: dict[str, Tool] = {}
