@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Literal
 
 from django.utils import timezone
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from lensrelay.text.vaultpath import MAX_PATH_CHARS
 from mcp_tools.kb import open_kb
@@ -23,6 +23,14 @@ class ListSuggestionsArgs(ToolArgs):
         default=None, description="Only suggestions with this status"
     )
     limit: int = Field(default=50, ge=1, le=500, description="Most recent first; at most this many")
+
+    @field_validator("path")
+    @classmethod
+    def _no_nul(cls, path: str | None) -> str | None:
+        # No path holds one, and PostgreSQL refuses a query that does (an internal error, not an answer).
+        if path is not None and "\x00" in path:
+            raise ValueError("a path cannot contain NUL characters")
+        return path
 
 
 class Said(BaseModel):

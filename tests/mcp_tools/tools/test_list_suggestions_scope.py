@@ -48,3 +48,10 @@ async def test_narrowing_hides_suggestions_in_lost_folders(store: Any, call: Any
     assert "Secret" not in text and "secret words" not in text
     text, _ = await call("list_suggestions", {"path": "Secret/Note.md"}, who=after)
     assert text == "No suggestions found."
+
+
+async def test_a_path_holding_nul_is_refused_with_a_clear_error(store: Any, call: Any) -> None:
+    _, raw, _, _ = await sync_to_async(setup)()
+    who = await sync_to_async(authenticate_token)(raw)
+    text, error = await call("list_suggestions", {"path": "Open/\x00Note.md"}, who=who)
+    assert error and "NUL" in text and "Internal error" not in text
