@@ -341,6 +341,13 @@ class SuggestionAdmin(ModelAdmin):
                 ),
                 name="suggestions_suggestion_editor_note_outline",
             ),
+            path(
+                "editor/tree/<int:folder_id>/elsewhere/",
+                self.admin_site.admin_view(
+                    lambda r, folder_id: editor_links.other_folders_view(self, r, folder_id)
+                ),
+                name="suggestions_suggestion_editor_other_folders",
+            ),
         ]
         return [*editor, way_in, inbox, email, rollback, decide, undo, *review, *super().get_urls()]
 

@@ -1,20 +1,23 @@
-"""A note's outline for the editor's link completion (``[[Note#`` offers its headings, ``[[Note|`` its
-aliases) and for Ctrl/Cmd-click on ``[[Note#Heading]]`` (the heading's line). Read-only JSON; who may list
-the folder's tree (``editor_tree``) may read it, and only for a note of that folder.
+"""What the editor's links need beyond its own folder's tree, as read-only JSON for who may list that tree
+(``editor_tree``): a note's outline for link completion (``[[Note#`` offers its headings, ``[[Note|`` its
+aliases) and for Ctrl/Cmd-click on ``[[Note#Heading]]`` (the heading's line), only for a note of that
+folder; and the other folders' entries, so that links into them resolve and open (paths only, no text).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib.admin import ModelAdmin
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.urls import reverse
 
 from lensrelay.access.auth import access_for_user
 from lensrelay.docstore.persistence import stored_text
-from lensrelay.docstore.trashdoc import is_trashed
-from lensrelay.models import Document
+from lensrelay.docstore.trashdoc import TRASH, is_trashed
+from lensrelay.models import Document, Folder
 from lensrelay.text.frontmatter import document_stats, split_frontmatter
 from suggestions.models import Suggestion
 from suggestions.review.editor_page import MARKDOWN_TYPE
@@ -22,6 +25,11 @@ from suggestions.review.editor_page import MARKDOWN_TYPE
 # Enough for any real note; a hostile front matter with thousands of aliases is cut, not sent.
 MAX_ALIASES = 100
 MAX_HEADINGS = 500
+# A folder's entries sent at most: some 2 MB of JSON. Past it the editor calls the rest unresolved, told
+# the list was cut, rather than stall on a listing of a folder far bigger than any vault people link in.
+MAX_ENTRIES_PER_FOLDER = 20_000
+# Names and paths are people's text: no browser that guesses a type may ever read markup in them.
+_HTML_ESCAPED = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 
 
 def aliases_of(properties: dict[str, Any] | None) -> list[str]:
@@ -48,3 +56,41 @@ def note_outline_view(
     properties, _body, _error = split_frontmatter(text)
     headings = document_stats(text)["headings"][:MAX_HEADINGS]
     return JsonResponse({"path": row.path, "headings": headings, "aliases": aliases_of(properties)})
+
+
+def other_folders_view(
+    model_admin: ModelAdmin[Suggestion], request: HttpRequest, folder_id: int
+) -> HttpResponse:
+    """``{"editorUrl", "folders": [{"name", "outlineUrl", "entries": [{"doc_id", "path", "type"}],
+    "truncated"}]}``: the notes and files of every folder but this one (its tree has them) that the person
+    may see, by name; not their sub-folders, nor the trash. The URLs hold ``DOC`` for a note's doc_id."""
+    if request.method != "GET":
+        return HttpResponseNotAllowed(["GET"])
+    access = access_for_user(request.user)
+    if access is None:
+        raise PermissionDenied
+    if not access.sees_folder(folder_id) or not Folder.objects.filter(pk=folder_id).exists():
+        raise Http404("No such folder")
+    others = [f for f in Folder.objects.exclude(pk=folder_id).order_by("name") if access.sees_folder(f.pk)]
+    answer = {
+        "editorUrl": reverse("admin:suggestions_suggestion_editor", args=["DOC"]),
+        "folders": [_entries_of(folder) for folder in others],
+    }
+    return HttpResponse(json.dumps(answer).translate(_HTML_ESCAPED), content_type="application/json")
+
+
+def _entries_of(folder: Folder) -> dict[str, Any]:
+    rows = (
+        folder.documents.exclude(type="folder")
+        .exclude(path=TRASH)
+        .exclude(path__startswith=TRASH + "/")
+        .order_by("path")
+        .values_list("doc_id", "path", "type")[: MAX_ENTRIES_PER_FOLDER + 1]
+    )
+    entries = [{"doc_id": doc_id, "path": path, "type": kind} for doc_id, path, kind in rows]
+    return {
+        "name": folder.name,
+        "outlineUrl": reverse("admin:suggestions_suggestion_editor_note_outline", args=[folder.pk, "DOC"]),
+        "entries": entries[:MAX_ENTRIES_PER_FOLDER],
+        "truncated": len(entries) > MAX_ENTRIES_PER_FOLDER,
+    }

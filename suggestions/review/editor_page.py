@@ -125,6 +125,9 @@ def editor_view(model_admin: ModelAdmin[Suggestion], request: HttpRequest, doc_i
         "outlineUrl": reverse(
             "admin:suggestions_suggestion_editor_note_outline", args=[document.folder_id, "DOC"]
         ),
+        "otherFoldersUrl": reverse(
+            "admin:suggestions_suggestion_editor_other_folders", args=[document.folder_id]
+        ),
         "threadsUrl": reverse("admin:suggestions_suggestion_threads", args=[doc_id]),
         "threadActionUrl": reverse("admin:suggestions_suggestion_thread_action", args=[doc_id]),
         "canComment": may_comment(request.user),
