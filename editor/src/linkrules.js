@@ -1,5 +1,5 @@
-// Wikilinks as the server reads and resolves them (lensrelay/text/wikilinks.py, lensrelay/links/resolve.py),
-// within the open note's folder: the editor knows that folder's entries (its file tree), not the others'.
+// Wikilinks as the server reads and resolves them (lensrelay/text/wikilinks.py, lensrelay/links/resolve.py):
+// the editor knows its folder's entries (its file tree) and, once it asked, the other folders' (links.js).
 // Pure functions, no DOM and no CodeMirror: the editor's link completion, unresolved-link marks and
 // Ctrl/Cmd-click (editor/src/links.js) and the quick switcher (editor/src/switcher.js) use them, and
 // editor/test/links.test.js checks them. Run: node --test editor/test/
@@ -42,9 +42,10 @@ export function linksInLine(line) {
   return links;
 }
 
-// -- resolution within the folder --------------------------------------------------------------------------
+// -- resolution ----------------------------------------------------------------------------------------------
 
 const indexes = new WeakMap();
+const vaults = new WeakMap();
 
 /** The folder's entries (the tree's listing) indexed for resolution: by folder-relative path and by name,
  * each under its match key. Folders are no link targets. Cached per listing. */
@@ -65,9 +66,8 @@ export function noteIndex(entries) {
 // A link may omit '.md': the note first, then a file literally so named.
 const withOptionalMd = (key) => (key.endsWith(".md") ? [key] : [`${key}.md`, key]);
 const depth = (entry) => entry.path.split("/").length - 1;
-const nearestFirst = (a, b) =>
-  depth(a) - depth(b) || (matchKey(a.path) < matchKey(b.path) ? -1 : matchKey(a.path) > matchKey(b.path) ? 1 : 0) ||
-  (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+const compare = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+const nearestFirst = (a, b) => depth(a) - depth(b) || compare(matchKey(a.path), matchKey(b.path)) || compare(a.path, b.path);
 
 /** '.' and '..' applied; null when the path climbs above its root or ends up empty. */
 function collapse(segments) {
@@ -102,35 +102,70 @@ function atPath(index, segments) {
   return null;
 }
 
-function relative(index, sourcePath, segments, folder) {
-  const directory = sourcePath.split("/").slice(1, -1);
-  const inside = collapse([...directory, ...segments]);
-  if (inside !== null || !climbsOut(directory, segments)) return atPath(index, inside);
-  // Above the folder's root is the vault's root, where every shared folder is a directory: only a way
-  // back into this folder can be told here.
-  const inVault = collapse([folder, ...directory, ...segments]);
-  if (!inVault || inVault.length < 2 || matchKey(inVault[0]) !== matchKey(folder)) return null;
-  return atPath(index, inVault.slice(1));
+/** The other folders' entries (`[{name, entries}]`, the server's listing of them) indexed for resolution. */
+export function otherFolders(folders) {
+  let vault = vaults.get(folders);
+  if (vault) return vault;
+  const sorted = folders
+    .map((folder) => ({ name: folder.name, key: matchKey(folder.name), index: noteIndex(folder.entries) }))
+    .sort((a, b) => compare(a.key, b.key) || compare(a.name, b.name));
+  const byKey = new Map(sorted.map((folder) => [folder.key, folder]));
+  vault = { named: (key) => byKey.get(key) || null, all: () => sorted };
+  vaults.set(folders, vault);
+  return vault;
 }
 
-function byName(index, segments, folder) {
+/** No other folder known: links resolve within the open note's folder alone. */
+export const NO_OTHER_FOLDERS = Object.freeze({ named: () => null, all: () => [] });
+
+/** Where a vault-root path (`[folder name, ...path]`) leads: this folder's own entries, or another's. */
+function inVaultTree(here, segments) {
+  const key = matchKey(segments[0]);
+  const folder = key === matchKey(here.folder) ? { index: here.index } : here.others.named(key);
+  return folder ? atPath(folder.index, segments.slice(1)) : null;
+}
+
+function relative(here, segments) {
+  const directory = here.sourcePath.split("/").slice(1, -1);
+  const inside = collapse([...directory, ...segments]);
+  if (inside !== null || !climbsOut(directory, segments)) return atPath(here.index, inside);
+  // Above the folder's root is the vault's root, where every shared folder is a directory.
+  const inVault = collapse([here.folder, ...directory, ...segments]);
+  return inVault && inVault.length >= 2 ? inVaultTree(here, inVault) : null;
+}
+
+function namedIn(index, folder, segments, key, last) {
+  let found = index.byName.get(key) || [];
+  if (segments.length > 1) {
+    const suffix = `/${matchKey(segments.join("/"))}${key.slice(last.length)}`;
+    found = found.filter((entry) => matchKey(`/${folder}${entry.path}`).endsWith(suffix));
+  }
+  return found.length ? [...found].sort(nearestFirst)[0] : null;
+}
+
+// The note's own folder first, then the first other folder by name; a note before a file so named in
+// any of them, as the server looks for the '.md' name across the vault before the bare one.
+function byName(here, segments) {
   const last = matchKey(segments[segments.length - 1]);
   for (const key of withOptionalMd(last)) {
-    let found = index.byName.get(key) || [];
-    if (segments.length > 1) {
-      const suffix = `/${matchKey(segments.join("/"))}${key.slice(last.length)}`;
-      found = found.filter((entry) => matchKey(`/${folder}${entry.path}`).endsWith(suffix));
+    const own = namedIn(here.index, here.folder, segments, key, last);
+    if (own) return own;
+    for (const folder of here.others.all()) {
+      const found = namedIn(folder.index, folder.name, segments, key, last);
+      if (found) return found;
     }
-    if (found.length) return [...found].sort(nearestFirst)[0];
   }
   return null;
 }
 
 /** The entry a link's target (no heading, no alias) written in the note at `sourcePath` reaches, by the
- * server's rules in this folder (`folder`: its name): relative to the note's directory, from the folder's
- * root, from the vault's root through the folder's name, then by name (the nearest of several). An empty
- * target is the note itself. null: no such entry in this folder. */
-export function resolveLink(index, { sourcePath, folder }, target) {
+ * server's rules (`folder`: the note's folder's name, `index` its entries; `others`: the other folders the
+ * editor knows, `otherFolders(...)`): relative to the note's directory (climbing out to the vault's root,
+ * where every folder is a directory), from the folder's root, from the vault's root through a folder's
+ * name, then by name: the nearest in this folder, else in the first other folder by name. An empty target
+ * is the note itself. null: no such entry. */
+export function resolveLink(index, { sourcePath, folder }, target, others = NO_OTHER_FOLDERS) {
+  const here = { index, sourcePath, folder, others };
   const text = target.trim();
   if (text === "") return atPath(index, sourcePath.split("/").slice(1));
   const absolute = text.startsWith("/");
@@ -139,17 +174,29 @@ export function resolveLink(index, { sourcePath, folder }, target) {
   const explicitlyRelative = !absolute && (segments[0] === "." || segments[0] === "..");
   const hasDots = segments.some((segment) => segment === "." || segment === "..");
   if (!absolute) {
-    const found = relative(index, sourcePath, segments, folder);
+    const found = relative(here, segments);
     if (found || explicitlyRelative) return found;
   }
   const found = atPath(index, collapse(segments));
   if (found) return found;
   if (hasDots) return null;
-  if (segments.length > 1 && matchKey(segments[0]) === matchKey(folder)) {
-    const inFolder = atPath(index, segments.slice(1));
-    if (inFolder) return inFolder;
+  if (segments.length > 1) {
+    const inTree = inVaultTree(here, segments);
+    if (inTree) return inTree;
   }
-  return absolute ? null : byName(index, segments, folder);
+  return absolute ? null : byName(here, segments);
+}
+
+/** Whether what a link reaches depends on the other folders' entries, so that without them the editor
+ * cannot tell (it names a folder, climbs out of this one, or finds its name nowhere here). */
+export function reachesOtherFolders(index, where, target) {
+  let asked = false;
+  const ask = (answer) => () => {
+    asked = true;
+    return answer;
+  };
+  resolveLink(index, where, target, { named: ask(null), all: ask([]) });
+  return asked;
 }
 
 /** What to write between the brackets to reach `entry` from the note at `sourcePath`: its name alone when
@@ -161,6 +208,14 @@ export function linkTextFor(index, where, entry) {
     if (resolveLink(index, where, text) === entry) return text;
   }
   return path;
+}
+
+/** The same for `entry` of another folder (`folder`: its name): the path from the vault's root, else the
+ * way there climbing out of this note's directory (when this folder holds that path itself). */
+export function linkTextElsewhere(index, where, others, entry, folder) {
+  const path = `${folder}${entry.path.replace(/\.md$/i, "")}`;
+  if (resolveLink(index, where, path, others) === entry) return path;
+  return `${"../".repeat(where.sourcePath.split("/").length - 1)}${path}`;
 }
 
 // -- matching names -------------------------------------------------------------------------------------------
@@ -200,7 +255,7 @@ export function rankEntries(query, entries, limit = 50) {
     const score = matchScore(query, entry.path.replace(/\.md$/i, ""));
     if (score !== null) scored.push([score, entry]);
   }
-  scored.sort((a, b) => b[0] - a[0] || (a[1].path < b[1].path ? -1 : a[1].path > b[1].path ? 1 : 0));
+  scored.sort((a, b) => b[0] - a[0] || compare(a[1].path, b[1].path));
   return scored.slice(0, limit).map(([, entry]) => entry);
 }
 

@@ -1,5 +1,6 @@
 // Wikilinks in the editor, the pure parts (editor/src/linkrules.js): resolution by the server's rules within
-// the folder (one table with the server: tests/lensrelay/links/editor_cases.json), the text a completion writes,
+// the folder and into the other folders (one table with the server: tests/lensrelay/links/editor_cases.json),
+// the text a completion writes,
 // matching names for the completion and the quick switcher, where the cursor is in a link, headings.
 // Run: node --test editor/test/
 import assert from "node:assert/strict";
@@ -12,10 +13,13 @@ import {
   headingsOf,
   linkContext,
   linksInLine,
+  linkTextElsewhere,
   linkTextFor,
   matchKey,
   noteIndex,
+  otherFolders,
   rankEntries,
+  reachesOtherFolders,
   resolveLink,
   splitLinkBody,
 } from "../src/linkrules.js";
@@ -47,6 +51,55 @@ test("links resolve as the server resolves them (one table for both: tests/lensr
   }
   assert.equal(matchKey("ΟΔΟΣ"), matchKey("οδος"));
   assert.equal(at(FROM_ROOT, "Deep"), null); // a folder is no target
+});
+
+// The vault's table seen from one folder: its own entries, and the other folders as the server lists them.
+const VAULT = Object.entries(TABLE.vault.folders).map(([name, list]) => ({
+  name,
+  entries: list.map(([path, type]) => ({ ...entry(path, type), folder: name })),
+}));
+function seenFrom(sourceUserPath) {
+  const own = VAULT.find((folder) => sourceUserPath.startsWith(`${folder.name}/`));
+  const where = { sourcePath: sourceUserPath.slice(own.name.length), folder: own.name };
+  return { index: noteIndex(own.entries), where, others: otherFolders(VAULT.filter((folder) => folder !== own)) };
+}
+const userPath = (found) => (found ? `${found.folder}${found.path}` : null);
+
+test("links into other folders resolve as the server resolves them (the table's vault cases)", () => {
+  for (const [source, link, expected, why] of TABLE.vault.cases) {
+    const { index, where, others } = seenFrom(source);
+    assert.equal(userPath(resolveLink(index, where, link, others)), expected, `[[${link}]] from ${source}: ${why}`);
+  }
+});
+
+test("without the other folders a link is told apart as needing them only when they could change its answer", () => {
+  for (const [source, link, expected] of TABLE.vault.cases) {
+    const { index, where, others } = seenFrom(source);
+    const alone = userPath(resolveLink(index, where, link));
+    const needs = reachesOtherFolders(index, where, link);
+    if (!needs) assert.equal(alone, expected, `[[${link}]] from ${source} needs no other folder`);
+    if (expected && !expected.startsWith(`${where.folder}/`)) assert.ok(needs, `[[${link}]] from ${source}`);
+  }
+  const { index, where } = seenFrom("Lens/Welcome.md");
+  assert.equal(reachesOtherFolders(index, where, "Notes/Ideas"), false);
+  assert.equal(reachesOtherFolders(index, where, "Shared"), false); // found here by name first
+  // Found here by name, yet the vault's root comes first: the other folders decide.
+  assert.equal(userPath(resolveLink(index, where, "Other/Syllabus")), "Lens/Archive/Other/Syllabus.md");
+  assert.equal(reachesOtherFolders(index, where, "Other/Syllabus"), true);
+  assert.equal(reachesOtherFolders(index, where, "Nowhere"), true);
+  assert.equal(reachesOtherFolders(index, where, "./Nowhere"), false);
+});
+
+test("a completion into another folder writes the path from the vault's root, or climbs out when that is taken", () => {
+  const { index, where, others } = seenFrom("Lens/Archive/Shared.md");
+  const target = (user) => VAULT.flatMap((f) => f.entries).find((e) => userPath(e) === user);
+  const text = (user) => linkTextElsewhere(index, where, others, target(user), target(user).folder);
+  assert.equal(text("Lens Edu/Week 1/Cell Theory.md"), "Lens Edu/Week 1/Cell Theory");
+  // "Other/Syllabus" from /Archive reaches /Archive/Other/Syllabus.md of this folder.
+  assert.equal(text("Other/Syllabus.md"), "../../Other/Syllabus");
+  for (const user of ["Other/Syllabus.md", "Lens Edu/Shared.md", "Other/diagram.md"]) {
+    assert.equal(userPath(resolveLink(index, where, text(user), others)), user);
+  }
 });
 
 test("a completion writes the shortest text that reaches the note from here", () => {
