@@ -80,7 +80,7 @@ def test_aliases_are_texts_from_aliases_or_alias() -> None:
     assert len(aliases_of({"aliases": [f"a{i}" for i in range(1000)]})) == 100
 
 
-# -- the other folders' entries --------------------------------------------------------------------------------
+# -- the other folders' entries ------------------------------------------------------------------------------
 
 HOSTILE = '<img src=x onerror="alert(1)">&amp;<script>'
 
