@@ -1,9 +1,10 @@
-// Wikilinks in the editor: `[[` completes the names of the folder's notes, `[[Note#` that note's headings,
-// `[[Note|` its aliases; Ctrl-click (Cmd-click on a Mac) on a link opens the note it reaches (at its heading);
-// a link that reaches nothing in the folder is marked `lr-wikilink-unresolved`. Resolution follows the
-// server's rules within the folder (editor/src/linkrules.js); the folder's entries come from the file tree's
-// listing (`setEntries`), another note's headings and aliases from the outline endpoint
-// (suggestions/review/editor_links.py).
+// Wikilinks in the editor: `[[` completes the names of the folder's notes (then the other folders'),
+// `[[Note#` that note's headings, `[[Note|` its aliases; Ctrl-click (Cmd-click on a Mac) on a link opens the
+// note it reaches (at its heading), in this folder or another; a link that reaches nothing is marked
+// `lr-wikilink-unresolved`, one into another folder `lr-wikilink-elsewhere`. Resolution follows the server's
+// rules (editor/src/linkrules.js); the folder's entries come from the file tree's listing (`setEntries`),
+// the other folders' from their listing (suggestions/review/editor_links.py), asked for only once a link
+// needs them, another note's headings and aliases from the outline endpoint of its folder.
 
 import { autocompletion, pickedCompletion } from "@codemirror/autocomplete";
 import { syntaxTree } from "@codemirror/language";
@@ -15,30 +16,68 @@ import {
   headingsOf,
   linkContext,
   linksInLine,
+  linkTextElsewhere,
   linkTextFor,
   noteIndex,
+  otherFolders,
   rankEntries,
+  reachesOtherFolders,
   resolveLink,
 } from "./linkrules.js";
 
 // Another note's outline is fetched once per this long (its headings change as people type).
 const OUTLINE_FRESH_MS = 10_000;
+// The other folders' listing is large and changes seldom: asked again at most this often, and only while a
+// link reaches nothing without a newer one.
+const OTHERS_FRESH_MS = 30_000;
 const MAX_OPTIONS = 100;
 const CODE_NODE = /Code|Comment|HTMLBlock/;
 const refreshLinks = StateEffect.define();
 const MAC = typeof navigator !== "undefined" && /Mac|iPhone|iPad/.test(navigator.platform || "");
 
 /** The links of the editor page: `extension` for CodeMirror, `setEntries` for each tree listing,
- * `entries()` for the quick switcher. `say` writes to the page's status line. */
+ * `entries()` for the quick switcher, `resolve` (within the folder) for the embeds. `say` writes to the
+ * page's status line. */
 export function noteLinks(config, { say = () => {} } = {}) {
   let entries = null; // null until the tree's first listing: until then no link is called unresolved
   const views = new Set();
   const outlines = new Map(); // doc_id -> {at, promise}
+  let others = null; // {vault, ranked} once the other folders were listed
+  let othersAsked = -Infinity;
+  let othersListed = Promise.resolve();
   const where = () => {
     const own = entries && entries.find((e) => e.doc_id === config.docId);
     return { sourcePath: own ? own.path : config.path.slice(config.folder.length), folder: config.folder };
   };
   const resolve = (target) => (entries ? resolveLink(noteIndex(entries), where(), target) : null);
+
+  /** What a link reaches in any folder the editor knows; asks for the other folders when the answer
+   * depends on them and they are unknown, or it reaches nothing (the listing may be older than the note). */
+  function resolveAnywhere(target) {
+    if (!entries) return null;
+    const [index, here] = [noteIndex(entries), where()];
+    const found = resolveLink(index, here, target, others ? others.vault : undefined);
+    if ((!others || !found) && reachesOtherFolders(index, here, target)) listOthers();
+    return found;
+  }
+
+  function listOthers() {
+    if (!config.otherFoldersUrl || Date.now() - othersAsked < OTHERS_FRESH_MS) return othersListed;
+    othersAsked = Date.now();
+    othersListed = fetch(config.otherFoldersUrl, { credentials: "same-origin" })
+      .then((response) => (response.ok ? response.json() : null))
+      .then((listing) => {
+        if (!listing) return;
+        others = elsewhere(listing);
+        refresh();
+      })
+      .catch(() => {});
+    return othersListed;
+  }
+
+  const refresh = () => {
+    for (const view of views) view.dispatch({ effects: refreshLinks.of(null) });
+  };
 
   /** A note's headings and aliases: the open note's headings from its text as it is now, the rest from the
    * server (the note as stored, a moment behind the typing). */
@@ -48,7 +87,8 @@ export function noteLinks(config, { say = () => {} } = {}) {
     }
     const cached = outlines.get(entry.doc_id);
     if (cached && Date.now() - cached.at < OUTLINE_FRESH_MS) return cached.promise;
-    const promise = fetch(config.outlineUrl.replace("DOC", encodeURIComponent(entry.doc_id)), { credentials: "same-origin" })
+    const url = (entry.outlineUrl || config.outlineUrl).replace("DOC", encodeURIComponent(entry.doc_id));
+    const promise = fetch(url, { credentials: "same-origin" })
       .then((response) => (response.ok ? response.json() : { headings: [], aliases: [] }))
       .catch(() => ({ headings: [], aliases: [] }));
     outlines.set(entry.doc_id, { at: Date.now(), promise });
@@ -64,18 +104,39 @@ export function noteLinks(config, { say = () => {} } = {}) {
     if (!found) return null;
     const from = line.from + found.from;
     if (found.kind === "name") {
-      const index = noteIndex(entries);
-      const here = where();
-      const options = rankEntries(found.query, entries, MAX_OPTIONS).map((entry) => {
-        const text = linkTextFor(index, here, entry);
-        const detail = entry.path === `/${text}.md` || entry.path === `/${text}` ? "" : entry.path;
-        return { label: text, detail, type: "text", apply: closing(text) };
-      });
-      return { from, options, filter: false };
+      const own = namesHere(found.query);
+      const withOthers = () => {
+        const options = [...own, ...namesElsewhere(found.query, MAX_OPTIONS - own.length)];
+        return { from, options, filter: false };
+      };
+      // A path may name another folder, and a name not found here may be there.
+      if (!others && (found.query.includes("/") || !own.length)) {
+        return listOthers().then(() => (context.aborted ? null : withOthers()));
+      }
+      return withOthers();
     }
-    const entry = resolve(found.target);
+    const entry = resolveAnywhere(found.target);
     if (!entry || entry.type !== "markdown") return null;
     return outlineOf(entry, context.view, found.kind).then((outline) => (context.aborted ? null : partsOf(outline, found, from)));
+  }
+
+  function namesHere(query) {
+    const [index, here] = [noteIndex(entries), where()];
+    return rankEntries(query, entries, MAX_OPTIONS).map((entry) => {
+      const text = linkTextFor(index, here, entry);
+      const detail = entry.path === `/${text}.md` || entry.path === `/${text}` ? "" : entry.path;
+      return { label: text, detail, type: "text", apply: closing(text) };
+    });
+  }
+
+  // After this folder's names: the other folders' notes, written from the vault's root.
+  function namesElsewhere(query, limit) {
+    if (!others || limit <= 0) return [];
+    const [index, here] = [noteIndex(entries), where()];
+    return rankEntries(query, others.ranked, limit).map(({ entry }) => {
+      const text = linkTextElsewhere(index, here, others.vault, entry, entry.folder);
+      return { label: text, type: "text", apply: closing(text) };
+    });
   }
 
   function partsOf(outline, found, from) {
@@ -99,13 +160,18 @@ export function noteLinks(config, { say = () => {} } = {}) {
     const link = linksInLine(line.text).find((l) => line.from + l.from <= pos && pos <= line.from + l.to);
     if (!link) return false;
     event.preventDefault();
-    const entry = resolve(link.target);
-    if (!entry) {
-      say(`No note “${link.target}” in ${config.folder}.`, "error");
-      return true;
-    }
-    open(view, entry, link.heading);
+    openLink(view, link);
     return true;
+  }
+
+  async function openLink(view, link) {
+    let entry = resolveAnywhere(link.target);
+    if (!entry) {
+      await othersListed; // a click before the other folders were listed
+      entry = resolveAnywhere(link.target);
+    }
+    if (!entry) return say(`${nowhere(link)}.`, "error");
+    open(view, entry, link.heading);
   }
 
   async function open(view, entry, heading) {
@@ -153,7 +219,7 @@ export function noteLinks(config, { say = () => {} } = {}) {
               for (const link of linksInLine(line.text)) {
                 const start = line.from + link.from;
                 if (inCode(start + 2)) continue;
-                builder.add(start, line.from + link.to, markFor(resolve(link.target), link, config.folder));
+                builder.add(start, line.from + link.to, markFor(resolveAnywhere(link.target), link, config.folder));
               }
             }
             pos = line.to + 1;
@@ -171,7 +237,7 @@ export function noteLinks(config, { say = () => {} } = {}) {
     setEntries(list) {
       entries = list;
       outlines.clear();
-      for (const view of views) view.dispatch({ effects: refreshLinks.of(null) });
+      refresh();
     },
     extension: [
       autocompletion({ override: [complete], icons: false }),
@@ -181,17 +247,37 @@ export function noteLinks(config, { say = () => {} } = {}) {
   };
 }
 
+/** The other folders' listing as the rules index it, and as names to complete (`/Folder/path`), each entry
+ * knowing its folder, editor page and outline URL. */
+function elsewhere({ editorUrl, folders }) {
+  const listed = folders.map((folder) => ({
+    name: folder.name,
+    entries: folder.entries.map((entry) => ({
+      ...entry,
+      folder: folder.name,
+      url: editorUrl.replace("DOC", encodeURIComponent(entry.doc_id)),
+      outlineUrl: folder.outlineUrl,
+    })),
+  }));
+  const ranked = listed.flatMap((folder) =>
+    folder.entries.map((entry) => ({ path: `/${folder.name}${entry.path}`, type: entry.type, entry })),
+  );
+  return { vault: otherFolders(listed), ranked };
+}
+
+const nowhere = (link) => `No note “${link.target}” in the folders you can see`;
+
 function markFor(entry, link, folder) {
   const key = MAC ? "⌘-click" : "Ctrl-click";
   if (!entry) {
     return Decoration.mark({
       class: "lr-wikilink lr-wikilink-unresolved",
-      attributes: { title: `No note “${link.target}” in ${folder}`, "data-link": link.target },
+      attributes: { title: nowhere(link), "data-link": link.target },
     });
   }
   return Decoration.mark({
-    class: "lr-wikilink",
-    attributes: { title: `${key} opens ${folder}${entry.path}`, "data-link": link.target },
+    class: entry.folder ? "lr-wikilink lr-wikilink-elsewhere" : "lr-wikilink",
+    attributes: { title: `${key} opens ${entry.folder || folder}${entry.path}`, "data-link": link.target },
   });
 }
 

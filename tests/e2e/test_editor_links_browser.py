@@ -1,7 +1,7 @@
 """Links and ways in, in Chromium: `[[` completes the folder's notes (and `[[Note#` its headings) and writes
-the link; Ctrl-click opens the note a link reaches (at its heading); a link reaching nothing is marked
-unresolved; Ctrl-O's quick switcher opens a note from part of its name; "Open the knowledge base" on the
-admin home and on `/` opens the editor at the note opened last."""
+the link; Ctrl-click opens the note a link reaches (at its heading), in its folder or another; a link
+reaching nothing is marked unresolved; Ctrl-O's quick switcher opens a note from part of its name; "Open
+the knowledge base" on the admin home and on `/` opens the editor at the note opened last."""
 
 from __future__ import annotations
 
@@ -29,6 +29,16 @@ print({marker!r} + json.dumps("ok"))
 """
 WELCOME = "# Welcome\n\nSee [[Oak]], [[Nowhere]] and [[Oak#Roots]].\n"
 OAK = "# Oak\n\n## Roots\n\nDeep.\n"
+# Two more folders: a note of Across links into Beyond, from the vault's root, climbing out, by name.
+ACROSS, BEYOND = "Across", "Beyond"
+_IMPORT = """
+import json
+from django.core.management import call_command
+for desk, folder in {vaults!r}:
+    call_command("import_vault", desk, folder=folder)
+print({marker!r} + json.dumps("ok"))
+"""
+START = "# Start\n\n[[Beyond/Target]] [[../Beyond/Target]] [[Target]] [[Nowhere]]\n"
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +58,23 @@ def context(relay: Relay, browser_thread: BrowserThread, doc_ids: dict[str, str]
     made = signed_in_context(browser_thread, relay.http_url, "lin")
     yield made
     browser_thread.call(made.close)
+
+
+@pytest.fixture(scope="module")
+def across_ids(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    across, beyond = tmp_path_factory.mktemp("across"), tmp_path_factory.mktemp("beyond")
+    (across / "Start.md").write_text(START, encoding="utf-8")
+    (beyond / "Deep").mkdir()
+    (beyond / "Deep" / "Target.md").write_text("# Target\n", encoding="utf-8")
+    (beyond / "Target.md").write_text("# Target\n\nReached.\n", encoding="utf-8")
+    vaults = [(str(across), ACROSS), (str(beyond), BEYOND)]
+    script = _IMPORT.format(vaults=vaults, marker=_MARKER)
+    assert any(line.startswith(_MARKER) for line in relay.manage("shell", "-c", script).splitlines())
+    token = relay.tokens["edit"]
+    return {
+        **asyncio.run(relay.document_paths(token, folder=ACROSS)),
+        **asyncio.run(relay.document_paths(token, folder=BEYOND)),
+    }
 
 
 def _edit_url(relay: Relay, doc_id: str) -> str:
@@ -150,6 +177,44 @@ async def test_ctrl_click_follows_a_link_and_an_unresolved_one_is_marked(
     assert "/edit/" in str(seen["plain click stays"]) and oak_url not in str(seen["plain click stays"])
     assert seen["opened"] == oak_url and seen["path"] == f"{FOLDER}/Oak.md"
     assert seen["at heading"] == f"{oak_url}#L3" and seen["cursor line"] == "## Roots", seen
+
+
+async def test_links_into_another_folder_resolve_complete_and_open_there(
+    relay: Relay,
+    across_ids: dict[str, str],
+    browser_thread: BrowserThread,
+    context: BrowserContext,
+) -> None:
+    target_url = _edit_url(relay, across_ids[f"{BEYOND}/Target.md"])
+
+    def scenario() -> dict[str, object]:
+        page = context.new_page()
+        _open(page, _edit_url(relay, across_ids[f"{ACROSS}/Start.md"]))
+        # Marked once the other folders' listing is here: the three links reach Beyond's note.
+        page.wait_for_selector(".lr-wikilink-elsewhere")
+        page.wait_for_function("() => document.querySelectorAll('.lr-wikilink-elsewhere').length >= 3")
+        seen: dict[str, object] = {
+            "elsewhere": page.locator(".lr-wikilink-elsewhere").all_inner_texts(),
+            "unresolved": page.locator(".lr-wikilink-unresolved").all_inner_texts(),
+            "title": page.locator(".lr-wikilink", has_text="[[../Beyond/Target]]").get_attribute("title"),
+        }
+        _type_at_the_end(page, "\n[[Beyond/Deep/Tar")
+        _pick(page, "Beyond/Deep/Target")
+        seen["completed"] = _text(page).splitlines()[-1]
+        with page.expect_navigation():
+            page.locator(".lr-wikilink", has_text="[[Beyond/Target]]").click(modifiers=["Control"])
+        seen["opened"] = page.url
+        page.wait_for_selector("#lr-editor[data-synced=true]")
+        seen["path"] = page.inner_text(".editor-path")
+        page.close()
+        return seen
+
+    seen = await browser_thread.run(scenario)
+    assert seen["elsewhere"] == ["[[Beyond/Target]]", "[[../Beyond/Target]]", "[[Target]]"], seen
+    assert seen["unresolved"] == ["[[Nowhere]]"], seen
+    assert str(seen["title"]).endswith(f"opens {BEYOND}/Target.md"), seen
+    assert seen["completed"] == "[[Beyond/Deep/Target]]", seen
+    assert seen["opened"] == target_url and seen["path"] == f"{BEYOND}/Target.md", seen
 
 
 async def test_the_quick_switcher_opens_a_note_from_part_of_its_name(
