@@ -1,4 +1,4 @@
-"""Tasks: from a person's decision to the task's completion seen by `tasks/get`.
+"""Tasks: from a person's decision to the task's completion seen by `tasks/get`, and heard on a listen stream.
 
 An assistant (the official MCP SDK client in protocol 2026-07-28, declaring the Tasks extension:
 ``tests/e2e/tasks_client.py``) makes N `edit` calls answered with tasks, one per line of one note. Then, for
@@ -7,7 +7,9 @@ the admin (signed in, CSRF token, ``POST …/decide/``, what the Accept and Reje
 reject alternate). Timed: from the moment the decide POST was answered (the decision is committed then) to the
 first `tasks/get` answer that says `completed`; and the same from the moment the POST was sent. The status is
 read from the suggestion's row at each `tasks/get`, so the figure is one poll interval at most plus a
-`tasks/get`'s own time (given for reference: its p50 while the task was working).
+`tasks/get`'s own time (given for reference: its p50 while the task was working). Beside the polling, a
+`subscriptions/listen` stream named every task (`taskIds`) before the first decision: timed too, from the
+POST sent to the `notifications/tasks` saying `completed`.
 
 Afterwards every task must be completed with the decision it was given.
 
@@ -29,7 +31,7 @@ from typing import Any
 from bench import harness
 from bench.run_grep import progress
 from tests.e2e.browser import PASSWORD
-from tests.e2e.tasks_client import call_as_task, get_task, tasks_client
+from tests.e2e.tasks_client import TaskListener, call_as_task, get_task, listen_tasks, tasks_client
 from tests.e2e.test_undo_http import Staff
 
 FOLDER = "Bench"
@@ -66,7 +68,6 @@ async def measure(args: argparse.Namespace, relay: Any, token: str) -> dict[str,
     path = f"{FOLDER}/{NOTE}"
     pks: dict[str, int] = {}
     created: list[tuple[str, str]] = []  # (task id, suggestion uid)
-    interval = args.poll_ms / 1000
     async with tasks_client(relay.http_url, token) as assistant:
         await assistant.call_tool("read", {"file_path": path})
         for i in range(args.tasks):
@@ -79,8 +80,33 @@ async def measure(args: argparse.Namespace, relay: Any, token: str) -> dict[str,
             created.append((task.task_id, uid))
         pks = json.loads(harness.manage(relay, "shell", "-c", _PKS_SCRIPT).strip().splitlines()[-1])
         rita = await Staff.sign_in(relay.http_url, EDITOR)
+        async with listen_tasks(relay.http_url, token, [task_id for task_id, _ in created]) as listener:
+            return await _decide_each(args, assistant, listener, rita, created, pks)
+
+
+async def _decide_each(
+    args: argparse.Namespace,
+    assistant: Any,
+    listener: TaskListener,
+    rita: Any,
+    created: list[tuple[str, str]],
+    pks: dict[str, int],
+) -> dict[str, Any]:
+    interval = args.poll_ms / 1000
+    heard: dict[str, float] = {}
+
+    async def hear() -> None:
+        while True:
+            message = await listener.next(timeout=3600)
+            params = message.get("params", {})
+            if message.get("method") == "notifications/tasks" and params.get("status") == "completed":
+                heard.setdefault(params["taskId"], time.perf_counter())
+
+    hearing = asyncio.create_task(hear())
+    try:
         since_answer: list[float] = []
         since_sent: list[float] = []
+        pushed: list[float] = []
         get_ms: list[float] = []
         failures: list[str] = []
         for i, (task_id, uid) in enumerate(created):
@@ -114,7 +140,23 @@ async def measure(args: argparse.Namespace, relay: Any, token: str) -> dict[str,
             # 0 when a poll saw it before the POST's answer came back
             since_answer.append(max(0.0, seen - marks["answered"]) * 1000)
             since_sent.append((seen - marks["sent"]) * 1000)
-    return {"since_answer": since_answer, "since_sent": since_sent, "get_ms": get_ms, "failures": failures}
+            for _ in range(1000):  # the notification, at most 10 s after the decision
+                if task_id in heard:
+                    break
+                await asyncio.sleep(0.01)
+            if task_id in heard:
+                pushed.append((heard[task_id] - marks["sent"]) * 1000)
+            else:
+                failures.append(f"task of {uid}: no notifications/tasks within 10 s")
+    finally:
+        hearing.cancel()
+    return {
+        "since_answer": since_answer,
+        "since_sent": since_sent,
+        "pushed": pushed,
+        "get_ms": get_ms,
+        "failures": failures,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, key in (
         ("decide POST answered → completed seen", "since_answer"),
         ("decide POST sent → completed seen", "since_sent"),
+        ("decide POST sent → notifications/tasks heard", "pushed"),
         ("tasks/get round trip (while working)", "get_ms"),
     ):
         values = result[key]

@@ -17,13 +17,16 @@ class McpToolsConfig(AppConfig):
         from mcp_tools.callers.memory import connect_credential_signals
         from mcp_tools.callers.sessions import connect_token_signals
         from mcp_tools.notifications import produce
+        from mcp_tools.notifications.task_status import connect_task_status_signals
         from mcp_tools.resources import documents  # noqa: F401
         from mcp_tools.tasks.records import connect_task_signals
 
         connect_token_signals()
         connect_credential_signals()
         produce.connect_notification_signals()
+        # The tasks' rows move with a decision before their watchers are told of it.
         connect_task_signals()
+        connect_task_status_signals()
         # `resources/updated` for the notes that changed, a derived view: with a derive process, once per
         # pass, run first (cheap, and what a waiting client hears; the other views write what is read
         # later: backlinks, search rows, vectors); inline, a moment after this process's edits.

@@ -158,6 +158,24 @@ class McpTask(models.Model):
         return f"task {self.id[:8]}… for suggestion {self.suggestion_uid}"
 
 
+class McpTaskWatch(models.Model):
+    """A `subscriptions/listen` stream named this task in its `taskIds`: each change of the task's state
+    (a decision, an undo, its suggestion purged) is pushed to the stream's session as `notifications/tasks`.
+    Gone with the stream's session, or with the task."""
+
+    session = models.ForeignKey(McpSession, on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(McpTask, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        verbose_name = "MCP task watch"
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["session", "task"], name="mcptaskwatch_unique_session_task"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} watches task {self.task_id[:8]}…"
+
+
 class AppKey(models.Model):
     """A key the review app (an MCP Apps view, mcp_tools/reviewing/) must send with each decision: handed
     only in a review result's `_meta`, which hosts give the app and not the model, so a `tools/call` of an

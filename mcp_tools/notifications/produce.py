@@ -30,7 +30,6 @@ streams of this process are woken at once; other processes' streams find them on
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -44,6 +43,7 @@ from lensrelay.docstore.store import DocStore
 from lensrelay.models import Folder
 from mcp_tools.callers.sessions import LOG_LEVELS
 from mcp_tools.notifications.events import events_append
+from mcp_tools.notifications.guard import after_commit_wake, failures_contained
 from mcp_tools.notifications.hub import wake_all
 from mcp_tools.notifications.subscriptions import (
     Listener,
@@ -53,14 +53,8 @@ from mcp_tools.notifications.subscriptions import (
 )
 from suggestions.markup.revising import revision_changes
 
-logger = logging.getLogger(__name__)
-
 DECISION_LEVEL = "notice"
 DECISION_LOGGER = "lens-relay.suggestions"
-
-
-def _after_commit_wake() -> None:
-    transaction.on_commit(wake_all)
 
 
 # ------------------------------------------------------------------------------------------ documents
@@ -107,12 +101,12 @@ LIST_CHANGED: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/resou
 
 def folder_documents_changed(sender: Any, *, folder_id: int, **kwargs: Any) -> None:
     """Receiver: a folder's markdown documents appeared, went or moved (inside the mirroring transaction)."""
-    with _failures_contained("list_changed for folder %s", folder_id):
+    with failures_contained("list_changed for folder %s", folder_id):
         listeners = listeners_seeing(folder_id=folder_id)
         if listeners and events_append(
             session_ids=[lst.session_id for lst in listeners], message=LIST_CHANGED
         ):
-            _after_commit_wake()
+            after_commit_wake()
 
 
 def folder_deleted(sender: Any, *, instance: Any, **kwargs: Any) -> None:
@@ -181,7 +175,7 @@ def suggestion_decided(sender: Any, *, pks: Sequence[int], **kwargs: Any) -> Non
     """Receiver: suggestions were decided (inside the transaction that records it)."""
     from suggestions.models import Suggestion
 
-    with _failures_contained("decision notifications for %s", list(pks)):
+    with failures_contained("decision notifications for %s", list(pks)):
         rows = Suggestion.objects.filter(pk__in=list(pks)).exclude(session_id="")
         made = 0
         for row in rows.values(*DECISION_FIELDS):
@@ -189,7 +183,7 @@ def suggestion_decided(sender: Any, *, pks: Sequence[int], **kwargs: Any) -> Non
             if listener is not None and _wants(listener, DECISION_LEVEL):
                 made += len(events_append(session_ids=[listener.session_id], message=decision_message(row)))
         if made:
-            _after_commit_wake()
+            after_commit_wake()
 
 
 COMMENT_LOGGER = "lens-relay.comments"
@@ -218,7 +212,7 @@ def comment_posted(sender: Any, *, pks: Sequence[int], **kwargs: Any) -> None:
     """Receiver: comments were written (inside the transaction that makes their rows)."""
     from suggestions.models import ThreadComment
 
-    with _failures_contained("comment notifications for %s", list(pks)):
+    with failures_contained("comment notifications for %s", list(pks)):
         made = 0
         for comment in ThreadComment.objects.select_related("thread__suggestion").filter(pk__in=list(pks)):
             thread = comment.thread
@@ -236,26 +230,7 @@ def comment_posted(sender: Any, *, pks: Sequence[int], **kwargs: Any) -> None:
                         events_append(session_ids=[listener.session_id], message=comment_message(comment))
                     )
         if made:
-            _after_commit_wake()
-
-
-class _failures_contained:
-    """A notification that cannot be made is logged; the change it reports goes ahead regardless (a
-    savepoint keeps a failed statement from spoiling the caller's transaction)."""
-
-    def __init__(self, what: str, *args: Any) -> None:
-        self.what, self.args = what, args
-        self._atomic = transaction.atomic()
-
-    def __enter__(self) -> None:
-        self._atomic.__enter__()
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> bool:
-        self._atomic.__exit__(kind, exc, tb)
-        if exc is not None and isinstance(exc, Exception):
-            logger.exception("could not make " + self.what, *self.args)
-            return True
-        return False
+            after_commit_wake()
 
 
 def connect_notification_signals() -> None:

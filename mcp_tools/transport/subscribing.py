@@ -23,11 +23,14 @@ from django.http import HttpResponseBase
 from django.utils import timezone
 
 from lensrelay.docstore.store import get_store
-from mcp_tools.models import McpSession, McpSubscription
+from mcp_tools.models import McpSession, McpSubscription, McpTask, McpTaskWatch
 from mcp_tools.notifications.events import stream_claim
 from mcp_tools.notifications.hub import StreamBody, stream_hub
 from mcp_tools.notifications.subscriptions import max_subscriptions, subscription_add
 from mcp_tools.resources.documents import DOCUMENTS
+from mcp_tools.tasks.records import task_find
+from mcp_tools.tasks.wire import TASK_NOTIFICATION
+from mcp_tools.transport import tasking
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.exchange import sse_response
 from mcp_tools.transport.jsonrpc import INVALID_PARAMS, RpcError
@@ -39,23 +42,33 @@ SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
 DELIVERED = {
     "notifications/resources/updated": "resourceSubscriptions",
     "notifications/resources/list_changed": "resourcesListChanged",
+    TASK_NOTIFICATION: "taskIds",
 }
 
 
-def requested_filter(params: dict[str, Any]) -> dict[str, Any] | RpcError:
+def _strings(notifications: dict[str, Any], field: str, what: str) -> RpcError | None:
+    values = notifications.get(field, [])
+    if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+        return RpcError(INVALID_PARAMS, f"`{field}` must be a list of {what}s.")
+    if len(values) > max_subscriptions():
+        return RpcError(INVALID_PARAMS, f"At most {max_subscriptions()} {what}s can be listened to at once.")
+    return None
+
+
+def requested_filter(scope: CallScope, params: dict[str, Any]) -> dict[str, Any] | RpcError:
     notifications = params.get("notifications")
     if not isinstance(notifications, dict):
         return RpcError(
             INVALID_PARAMS, "subscriptions/listen needs `notifications`, the filter to listen to."
         )
-    uris = notifications.get("resourceSubscriptions", [])
-    if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
-        return RpcError(INVALID_PARAMS, "`resourceSubscriptions` must be a list of resource URIs.")
-    if len(uris) > max_subscriptions():
-        return RpcError(
-            INVALID_PARAMS, f"At most {max_subscriptions()} resources can be listened to at once."
-        )
-    return notifications
+    if "taskIds" in notifications and not tasking.declared(scope):
+        # The extension requires it: a client that did not declare it is told, not silently ignored.
+        return tasking.missing_extension(METHOD + " with taskIds")
+    return (
+        _strings(notifications, "resourceSubscriptions", "resource URI")
+        or _strings(notifications, "taskIds", "task id")
+        or notifications
+    )
 
 
 def _open_session(scope: CallScope) -> str:
@@ -70,14 +83,19 @@ def _open_session(scope: CallScope) -> str:
     return session_id
 
 
+def _watch_tasks(session_id: str, tasks: list[McpTask]) -> None:
+    McpTaskWatch.objects.bulk_create([McpTaskWatch(session_id=session_id, task=task) for task in tasks])
+
+
 def _end_session(session_id: str) -> None:
     McpSubscription.objects.filter(session_id=session_id).delete()
+    McpTaskWatch.objects.filter(session_id=session_id).delete()
     McpSession.objects.filter(pk=session_id, ended_at__isnull=True).update(ended_at=timezone.now())
 
 
 async def listen(scope: CallScope, params: dict[str, Any]) -> HttpResponseBase | RpcError:
     """The listen stream's response, or the protocol error that refuses it (nothing is opened then)."""
-    wanted = requested_filter(params)
+    wanted = requested_filter(scope, params)
     if isinstance(wanted, RpcError):
         return wanted
     ctx = scope.tool_context()
@@ -86,14 +104,22 @@ async def listen(scope: CallScope, params: dict[str, Any]) -> HttpResponseBase |
         found = await DOCUMENTS.canonical_of(ctx, uri)
         if found is not None:  # a note the token may read; others are left out of the acknowledgment
             documents[uri] = (found.uri, found.doc_id)
+    tasks: dict[str, McpTask] = {}
+    for task_id in dict.fromkeys(wanted.get("taskIds", [])):
+        task = await sync_to_async(task_find)(task_id=task_id, access=scope.access)
+        if task is not None:
+            tasks[task_id] = task
     honoured: dict[str, Any] = {}
     if wanted.get("resourcesListChanged") is True:
         honoured["resourcesListChanged"] = True
     if documents:
         honoured["resourceSubscriptions"] = list(documents)
+    if tasks:
+        honoured["taskIds"] = list(tasks)
     session_id = await sync_to_async(_open_session)(scope)
     for canonical, doc_id in documents.values():
         await sync_to_async(subscription_add)(session_id=session_id, uri=canonical, doc_id=doc_id)
+    await sync_to_async(_watch_tasks)(session_id, list(tasks.values()))
     claim = await sync_to_async(stream_claim)(session_id=session_id)
     meta = {SUBSCRIPTION_ID_META_KEY: scope.request_id}
     ack = {"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": {"notifications": honoured, "_meta": meta}}

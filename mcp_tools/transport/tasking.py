@@ -22,7 +22,6 @@ revision requires of a server that declares no task capability.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -30,8 +29,8 @@ from asgiref.sync import sync_to_async
 from lensrelay.docstore.acting import acting_as
 from lensrelay.docstore.store import get_store
 from mcp_tools.models import McpTask
-from mcp_tools.tasks.outcome import Decided, TaskState
 from mcp_tools.tasks.records import task_create, task_find, task_read, task_withdraw
+from mcp_tools.tasks.wire import detailed_task, task_fields
 from mcp_tools.transport.context import CallScope
 from mcp_tools.transport.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, RpcError
 
@@ -40,11 +39,6 @@ GET, UPDATE, CANCEL = "tasks/get", "tasks/update", "tasks/cancel"
 METHODS = (GET, UPDATE, CANCEL)
 MISSING_CLIENT_CAPABILITY = -32021
 NOT_FOUND = "Failed to retrieve task: Task not found"
-# A person decides in minutes, not milliseconds: polling faster only costs queries (a decision is seen by
-# the next poll whatever its interval; bench/run_tasks.py measures the rest).
-POLL_INTERVAL_MS = 2000
-# Shown in full in `structuredContent`; the text keeps each passage to this many characters.
-TEXT_PASSAGE_CHARS = 2000
 
 
 def declared(scope: CallScope) -> bool:
@@ -61,64 +55,6 @@ def answers_with_task(scope: CallScope, *, tool_tasks: bool, proposed: list[str]
     return tool_tasks and len(proposed) == 1 and declared(scope) and scope.access.token_id is not None
 
 
-def _timestamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _task_fields(task: McpTask, state: TaskState) -> dict[str, Any]:
-    return {
-        "taskId": task.id,
-        "status": state.status,
-        "statusMessage": state.message,
-        "createdAt": _timestamp(task.created_at),
-        "lastUpdatedAt": _timestamp(state.updated_at),
-        # Kept while its token lives: a suggestion may wait days for its reviewer.
-        "ttlMs": None,
-        "pollIntervalMs": POLL_INTERVAL_MS,
-    }
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= TEXT_PASSAGE_CHARS else text[:TEXT_PASSAGE_CHARS] + "…"
-
-
-def decision_result(task: McpTask, state: TaskState, decided: Decided) -> dict[str, Any]:
-    """A completed task's `result`: a `tools/call` result telling what became of the suggestion."""
-    lines = [state.message]
-    if decided.note:
-        lines.append(f"Reviewer's note: {decided.note}")
-    if decided.final_text:
-        lines.append("Final text (what each changed passage reads now):")
-        lines += [_clip(passage) for passage in decided.final_text]
-    if task.answer:
-        lines.append(f"Your {task.tool} call's answer was: {task.answer}")
-    structured = {
-        "suggestion": decided.suggestion,
-        "path": decided.path,
-        "kind": decided.kind,
-        "decision": decided.decision,
-        "reviewer": decided.reviewer,
-        "note": decided.note,
-        "acceptedWithChanges": decided.accepted_with_changes,
-        "finalText": decided.final_text,
-        "changes": decided.changes,
-        "decidedAt": _timestamp(decided.decided_at) if decided.decided_at else None,
-    }
-    return {
-        "content": [{"type": "text", "text": "\n".join(lines)}],
-        "structuredContent": structured,
-        "isError": False,
-    }
-
-
-def detailed_task(task: McpTask, state: TaskState) -> dict[str, Any]:
-    """The task as `tasks/get` answers it (the SEP's DetailedTask)."""
-    body = _task_fields(task, state)
-    if state.decided is not None:
-        body["result"] = decision_result(task, state, state.decided)
-    return body
-
-
 async def task_answer(
     scope: CallScope, *, tool: str, suggestion_uid: str, answer: dict[str, Any]
 ) -> dict[str, Any]:
@@ -129,7 +65,7 @@ async def task_answer(
         token_id=scope.access.token_id, tool=tool, suggestion_uid=suggestion_uid, answer=text
     )
     state = await sync_to_async(task_read)(task=task)
-    fields = _task_fields(task, state)
+    fields = task_fields(task, state)
     # The tool's own answer first: it names the suggestion, which the assistant may mention to a person.
     fields["statusMessage"] = f"{text}\n{state.message}" if text else state.message
     return {"resultType": "task", **fields}
@@ -138,15 +74,19 @@ async def task_answer(
 # ------------------------------------------------------------------------------------------- methods
 
 
+def missing_extension(what: str) -> RpcError:
+    return RpcError(
+        MISSING_CLIENT_CAPABILITY,
+        f"Missing required client capability: {what} needs the {EXTENSION} extension declared in the "
+        "request's client capabilities.",
+        {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+
+
 def check_request(scope: CallScope, method: str, params: dict[str, Any] | None) -> None:
     """Refuse what no task method answers: a client without the extension, malformed params."""
     if not declared(scope):
-        raise RpcError(
-            MISSING_CLIENT_CAPABILITY,
-            f"Missing required client capability: {method} needs the {EXTENSION} extension declared in "
-            "the request's client capabilities.",
-            {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
-        )
+        raise missing_extension(method)
     task_id = (params or {}).get("taskId")
     if not isinstance(task_id, str) or not task_id:
         raise RpcError(INVALID_PARAMS, f"Invalid params for {method}: taskId must be a non-empty string.")

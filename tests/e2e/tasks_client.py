@@ -11,6 +11,7 @@ hands the task itself to code that polls or cancels on its own (tests, bench/run
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -140,3 +141,58 @@ async def tasks_client(base_url: str, token: str, **options: Any) -> AsyncIterat
         transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
         async with Client(transport, mode="2026-07-28", extensions=[Tasks(**options)]) as client:
             yield client
+
+
+class TaskListener:
+    """A `subscriptions/listen` stream asking for `notifications/tasks` (the SEP's `taskIds` filter). The
+    SDK's `Client.listen` neither sends that filter nor passes the extension's notifications on, so this
+    speaks the wire itself: one POST answered by a text/event-stream, read message by message."""
+
+    def __init__(self, messages: AsyncIterator[dict[str, Any]], acknowledged: dict[str, Any]) -> None:
+        self._messages, self.acknowledged = messages, acknowledged
+
+    async def next(self, timeout: float = 10.0) -> dict[str, Any]:
+        return await asyncio.wait_for(self._messages.__anext__(), timeout=timeout)
+
+
+@asynccontextmanager
+async def listen_tasks(
+    base_url: str, token: str, task_ids: Sequence[str], *, request_id: int = 1
+) -> AsyncIterator[TaskListener]:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXTENSION: {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "task-listener", "version": "1"},
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "subscriptions/listen",
+        "params": {"notifications": {"taskIds": list(task_ids)}, "_meta": meta},
+    }
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "subscriptions/listen",
+    }
+    async with (
+        httpx2.AsyncClient(timeout=httpx2.Timeout(10.0, read=None)) as http,
+        http.stream("POST", f"{base_url}/mcp", json=body, headers=headers) as response,
+    ):
+        assert response.status_code == 200, await response.aread()
+
+        async def messages() -> AsyncIterator[dict[str, Any]]:
+            data: list[str] = []
+            async for line in response.aiter_lines():
+                if line.startswith("data:"):
+                    data.append(line[5:].strip())
+                elif not line:
+                    text, data = "\n".join(data), []
+                    if text:  # the priming event (an id and `retry`, no message) carries none
+                        yield json.loads(text)
+
+        stream = messages()
+        ack = await asyncio.wait_for(stream.__anext__(), timeout=10)
+        assert ack["method"] == "notifications/subscriptions/acknowledged", ack
+        yield TaskListener(stream, ack["params"])

@@ -1,7 +1,8 @@
 """Tasks (the `io.modelcontextprotocol/tasks` extension) through the real surface: the official MCP SDK client
 in protocol 2026-07-28 declares the extension (tests/e2e/tasks_client.py); its `edit` answers with a task; a
 reviewer decides over the admin's HTTP endpoints (session, CSRF) and `tasks/get` follows: accepted →
-completed, undone → working again, rejected → completed with the new state. A task the SDK resolves itself
+completed, undone → working again, rejected → completed with the new state, and a `subscriptions/listen`
+stream naming the task hears each of them (`notifications/tasks`). A task the SDK resolves itself
 (`Client.call_tool`) returns the decision. `tasks/cancel` withdraws the suggestion from the live text. A
 client that does not declare the extension gets today's answer."""
 
@@ -16,7 +17,7 @@ import pytest
 
 from .browser import PASSWORD, call, mcp_client
 from .relay import Relay
-from .tasks_client import call_as_task, cancel_task, get_task, tasks_client, wait_task
+from .tasks_client import call_as_task, cancel_task, get_task, listen_tasks, tasks_client, wait_task
 from .test_undo_http import Staff
 
 pytestmark = [
@@ -47,7 +48,7 @@ print({marker!r} + json.dumps(rows))
 @pytest.fixture(scope="module")
 def world(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     vault: Path = tmp_path_factory.mktemp("tasks-vault")
-    for name in ("Decided", "Resolved", "Cancelled", "Plain"):
+    for name in ("Decided", "Resolved", "Cancelled", "Plain", "Heard"):
         (vault / f"{name}.md").write_text(NOTE, encoding="utf-8")
     relay.import_vault(vault, folder=FOLDER)
     out = relay.manage("shell", "-c", _SETUP.format(password=PASSWORD, marker=_MARKER))
@@ -174,3 +175,43 @@ async def test_another_tokens_task_is_not_found_and_clients_without_the_extensio
         await call(plain, "read", {"file_path": path})
         answer = await call(plain, "edit", {"file_path": path, "old_string": "fox", "new_string": "hare"})
     assert answer.startswith(f"Edited {path}")
+
+
+async def test_a_listen_stream_hears_its_tasks_decisions_and_only_its_tokens(
+    relay: Relay, world: dict[str, Any]
+) -> None:
+    path = f"{FOLDER}/Heard.md"
+    rita = await Staff.sign_in(relay.http_url, "rita")
+    async with tasks_client(relay.http_url, relay.tokens["suggest"]) as assistant:
+        await assistant.call_tool("read", {"file_path": path})
+        created = await call_as_task(
+            assistant, "edit", {"file_path": path, "old_string": "brown fox", "new_string": "grey wolf"}
+        )
+    async with tasks_client(relay.http_url, relay.tokens["edit"]) as other:
+        await other.call_tool("read", {"file_path": path})
+        theirs = await call_as_task(
+            other, "edit", {"file_path": path, "old_string": "Rivers", "new_string": "Brooks"}
+        )
+    wanted = [created.task_id, theirs.task_id, "no-such-task"]
+    async with listen_tasks(relay.http_url, relay.tokens["suggest"], wanted, request_id=41) as listener:
+        # Another token's task and an unknown id are left out alike.
+        assert listener.acknowledged["notifications"] == {"taskIds": [created.task_id]}
+        assert listener.acknowledged["_meta"]["io.modelcontextprotocol/subscriptionId"] == 41
+        row, _theirs = await asyncio.to_thread(rows, relay, path)  # by pk: this token's came first
+        decided_at = asyncio.get_running_loop().time()
+        reply = await rita.post(
+            f"/admin/suggestions/suggestion/{row['pk']}/decide/", {"decision": "accept", "note": "Wild."}
+        )
+        assert reply.status_code == 302
+        heard = await listener.next()
+        latency = asyncio.get_running_loop().time() - decided_at
+        assert heard["method"] == "notifications/tasks"
+        params = heard["params"]
+        assert params["_meta"]["io.modelcontextprotocol/subscriptionId"] == 41
+        assert params["taskId"] == created.task_id and params["status"] == "completed"
+        assert params["result"]["structuredContent"]["note"] == "Wild."
+        assert latency < 5, latency
+
+        status, body = await rita.undo(row["uid"])
+        assert (status, body["ok"]) == (200, True), body
+        assert (await listener.next())["params"]["status"] == "working"

@@ -10,73 +10,20 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
-from mcp.shared.inbound import encode_header_value
 from pycrdt import Text
 
 from lensrelay.access.tokens import token_set_folders, token_update
 from lensrelay.models import ApiToken
-from lensrelay.vault.documents import document_create
-from mcp_tools.models import McpTask
+from mcp_tools.models import McpSession, McpTask, McpTaskWatch
 from mcp_tools.transport.tasking import EXTENSION, NOT_FOUND
 from suggestions.lifecycle.deciding import suggestion_decide
 from suggestions.lifecycle.purging import suggestions_forget
 from suggestions.lifecycle.undoing import suggestions_undo_decided
 from suggestions.models import Suggestion
+from tests.mcp_tools.tasks_support import TASKS, TEXT, Assistant, edit_as_task, row_of, suggesting
 from tests.mcp_tools.test_transport_support import HANDSHAKE, Mcp, TokenFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-TEXT = "# Leaf\n\nPlants make sugar from light. Roots drink water 🌱.\n"
-TASKS: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {EXTENSION: {}}}}
-
-
-class Assistant:
-    """A 2026-07-28 client that declares the Tasks extension (or not), as one token."""
-
-    def __init__(self, mcp: Mcp, *, declares: bool = True) -> None:
-        self.mcp, self.meta = mcp, (TASKS if declares else None)
-
-    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        reply = await self.mcp.modern("tools/call", {"name": name, "arguments": arguments}, meta=self.meta)
-        assert reply.status == 200, reply.response.text
-        return reply.result
-
-    async def task(self, method: str, task_id: Any, **params: Any) -> Any:
-        # As the SDKs send it: a value that is not plain ASCII travels base64-wrapped.
-        name = encode_header_value(task_id) if isinstance(task_id, str) else ""
-        return await self.mcp.modern(
-            method, {"taskId": task_id, **params}, meta=self.meta, headers={"Mcp-Name": name}
-        )
-
-    async def get(self, task_id: str) -> dict[str, Any]:
-        reply = await self.task("tasks/get", task_id)
-        assert reply.status == 200, reply.response.text
-        return reply.result
-
-
-@pytest.fixture
-async def leaf(store: Any, make_folder: Any) -> Any:
-    folder = await sync_to_async(make_folder)("Lens")
-    return await document_create(store=store, folder=folder, path="/Leaf.md", text=TEXT)
-
-
-@pytest.fixture
-async def rita() -> User:
-    return await sync_to_async(User.objects.create_superuser)("rita", "r@example.org", "pw")
-
-
-async def suggesting(http: Any, tokens: TokenFactory, **kwargs: Any) -> Assistant:
-    return Assistant(Mcp(http, await tokens("suggest", **kwargs)))
-
-
-async def edit_as_task(assistant: Assistant, old: str = "sugar", new: str = "glucose") -> dict[str, Any]:
-    await assistant.call("read", {"file_path": "Lens/Leaf.md"})
-    return await assistant.call("edit", {"file_path": "Lens/Leaf.md", "old_string": old, "new_string": new})
-
-
-async def row_of(task_id: str) -> Suggestion:
-    task = await McpTask.objects.aget(pk=task_id)
-    return await Suggestion.objects.aget(uid=task.suggestion_uid)
 
 
 async def test_discover_advertises_the_extension_and_initialize_does_not(mcp: Mcp) -> None:
@@ -359,3 +306,27 @@ async def test_a_view_token_gets_no_task_and_cannot_withdraw(
     reply = await assistant.task("tasks/cancel", task_id)
     assert reply.status == 400 and reply.error["code"] == -32600 and "role view" in reply.error["message"]
     assert (await row_of(task_id)).status == "pending"
+
+
+async def test_listening_to_tasks_needs_the_extension_and_a_list_of_ids(
+    http: Any, tokens: TokenFactory, leaf: Any
+) -> None:
+    assistant = await suggesting(http, tokens)
+    task_id = (await edit_as_task(assistant))["taskId"]
+    plain = Assistant(assistant.mcp, declares=False)
+    wrong: list[tuple[Assistant, Any, int]] = [
+        (plain, [task_id], -32021),  # the SEP: a client that did not declare it is told, not ignored
+        (assistant, task_id, -32602),
+        (assistant, [task_id, 7], -32602),
+        (assistant, [task_id] * 201, -32602),  # past LENSRELAY_MCP_MAX_SUBSCRIPTIONS
+    ]
+    for who, ids, code in wrong:
+        reply = await who.mcp.modern(
+            "subscriptions/listen", {"notifications": {"taskIds": ids}}, meta=who.meta
+        )
+        assert reply.error["code"] == code, (ids, reply.text)
+        if code == -32021:
+            assert reply.error["data"] == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+    # Nothing was opened for any of them: no listen session, no watch.
+    assert not await McpSession.objects.filter(id__startswith="listen-").aexists()
+    assert not await McpTaskWatch.objects.aexists()
