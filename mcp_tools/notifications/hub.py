@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import weakref
@@ -32,6 +31,7 @@ from django.utils import timezone
 
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.store import DocStore
+from lensrelay.text.compact_json import compact_json
 from mcp_tools.callers.sessions import LAST_SEEN_RESOLUTION, idle_timeout
 from mcp_tools.models import McpSession, McpStream
 from mcp_tools.notifications.events import PAGE, Replay, events_after
@@ -49,9 +49,8 @@ def _setting(name: str, default: float) -> float:
 
 
 def sse_frame(seq: int | None, message: dict[str, Any]) -> bytes:
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    head = f"id: {seq}\n" if seq is not None else ""
-    return f"{head}event: message\ndata: {data}\n\n".encode()
+    head = f"id: {seq}\n".encode() if seq is not None else b""
+    return head + b"event: message\ndata: " + compact_json(message) + b"\n\n"
 
 
 def coalesce_key(message: dict[str, Any]) -> str | None:

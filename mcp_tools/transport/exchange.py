@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from django.http import HttpResponseBase, StreamingHttpResponse
 
+from lensrelay.text.compact_json import compact_json
 from mcp_tools.transport.headers import SESSION_ID, SSE_TYPE, Accepts, json_response
 
 # How long a quiet handler may run before the response commits to SSE (when the client accepts it).
@@ -46,8 +46,7 @@ class Outbox:
 
 
 def sse_event(message: dict[str, Any]) -> bytes:
-    data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-    return f"event: message\ndata: {data}\n\n".encode()
+    return b"event: message\ndata: " + compact_json(message) + b"\n\n"
 
 
 def sse_response(body: AsyncIterable[bytes], *, session_id: str | None) -> StreamingHttpResponse:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +12,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.http.request import split_domain_port, validate_host
+
+from lensrelay.text.compact_json import compact_json
 
 SESSION_ID = "Mcp-Session-Id"
 PROTOCOL_VERSION = "MCP-Protocol-Version"
@@ -97,7 +98,7 @@ def decode_header_value(value: str | None) -> str | None:
 
 def json_response(payload: Any, *, status: int = 200, session_id: str | None = None) -> HttpResponse:
     response = HttpResponse(
-        json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+        compact_json(payload),
         status=status,
         content_type=JSON_TYPE,
     )
