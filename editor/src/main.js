@@ -21,7 +21,7 @@ import { search, searchKeymap } from "@codemirror/search";
 import { markdown } from "@codemirror/lang-markdown";
 import { syntaxHighlighting } from "@codemirror/language";
 import { authorship, authorshipTheme, registerAuthor } from "./authorship.js";
-import { assistantLabelCss, roomColours } from "./colours.js";
+import { assistantLabelCss, publishOwnColour, roomColours } from "./colours.js";
 import { fileEmbeds } from "./embeds.js";
 import { startDrawers } from "./drawers.js";
 import { startFileTree } from "./filetree.js";
@@ -37,8 +37,8 @@ import { startThreads } from "./threads.js";
 import { pageHighlight } from "./theme.js";
 import { trackedChanges, setView, setPending } from "./tracked.js";
 
-// One colour per person and assistant on this page (colours.js); the assistants' cursor labels move below
-// their line, off their suggestion's author label.
+// One colour per person and assistant, the one each publishes (colours.js); the assistants' cursor labels
+// move below their line, off their suggestion's author label.
 const labelStyle = document.createElement("style");
 const colours = roomColours({ onAssistants: (list) => (labelStyle.textContent = assistantLabelCss(list)) });
 const colorOf = colours.colourOf;
@@ -137,8 +137,8 @@ function connect(page) {
   };
   document.head.append(labelStyle);
   page.awareness = colours.awareness(page.provider.awareness);
-  const me = config.user;
-  page.provider.awareness.setLocalStateField("user", { name: me, color: colorOf(me), colorLight: `${colorOf(me)}33` });
+  publishOwnColour(page.provider.awareness, config.user);
+  colours.seat(page.provider.awareness.getStates());
 }
 
 function readLength(decoder) {

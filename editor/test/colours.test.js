@@ -2,7 +2,16 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import { PALETTE, assignColours, assistantLabelCss, roomColours } from "../src/colours.js";
+import {
+  PALETTE,
+  assignColours,
+  assistantLabelCss,
+  mustPickAgain,
+  ownColour,
+  preferredIndex,
+  publishOwnColour,
+  roomColours,
+} from "../src/colours.js";
 
 const EIGHT = ["sam", "lin", "eve", "sid", "ria", "claude", "gpt", "ann"];
 
@@ -89,4 +98,116 @@ test("the label rule finds an assistant's caret by its colour", () => {
   assert.match(css, /\.cm-ySelectionCaret\[style\*="background-color: #1976d2;"\] > \.cm-ySelectionInfo \{ top: /);
   assert.match(css, /\[style\*="background-color: rgb\(25, 118, 210\);"\]/);
   assert.equal(assistantLabelCss([]), "");
+});
+
+/** Awareness objects of several pages sharing one room: each page's `getStates()` holds every page's state
+ * (as providers relay them), and every page hears each change. */
+function sharedRoom() {
+  const states = new Map();
+  const pages = [];
+  const notify = () => pages.forEach((page) => page.listeners.forEach((fn) => fn()));
+  return {
+    states,
+    join(clientID) {
+      const page = {
+        clientID,
+        listeners: [],
+        getStates: () => states,
+        on(name, fn) {
+          this.listeners.push(fn);
+        },
+        setLocalStateField(field, value) {
+          states.set(clientID, { ...(states.get(clientID) || {}), [field]: value });
+          notify();
+        },
+      };
+      pages.push(page);
+      return page;
+    },
+  };
+}
+
+test("a participant picks its preferred colour when free and the next free one when shown", () => {
+  const name = "sam";
+  const preferred = PALETTE[preferredIndex(name)];
+  assert.equal(ownColour(name, new Map()), preferred);
+  const taken = new Map([[9, { user: { name: "lin", color: preferred } }]]);
+  assert.equal(ownColour(name, taken), PALETTE[(preferredIndex(name) + 1) % PALETTE.length]);
+  // Its own other tab's colour is kept, unless someone else shows it too.
+  const other = PALETTE[(preferredIndex(name) + 3) % PALETTE.length];
+  assert.equal(ownColour(name, new Map([[4, { user: { name, color: other } }]])), other);
+  const both = new Map([
+    [4, { user: { name, color: other } }],
+    [5, { user: { name: "lin", color: other } }],
+  ]);
+  assert.notEqual(ownColour(name, both), other);
+});
+
+test("who showed a colour first keeps it; at the same moment the lower client id", () => {
+  const states = new Map([[5, { user: { name: "lin", color: "#d32f2f", since: 100 } }]]);
+  assert.equal(mustPickAgain(7, "sam", "#d32f2f", 200, states), true);
+  assert.equal(mustPickAgain(7, "sam", "#d32f2f", 50, states), false);
+  assert.equal(mustPickAgain(7, "sam", "#d32f2f", 100, states), true);
+  assert.equal(mustPickAgain(3, "sam", "#d32f2f", 100, states), false);
+  assert.equal(mustPickAgain(7, "lin", "#d32f2f", 200, states), false, "the same person's other tab");
+  assert.equal(mustPickAgain(7, "sam", "#1976d2", 200, states), false);
+  // The server's assistants publish no `since`: they were there first.
+  const assistant = new Map([[1, { user: { name: "claude", color: "#d32f2f" }, assistant: true }]]);
+  assert.equal(mustPickAgain(7, "sam", "#d32f2f", 200, assistant), true);
+});
+
+test("every page shows everyone in the colour they publish, whatever the order they came in", () => {
+  // Names chosen so that several prefer one colour: the picks must move apart.
+  const names = [];
+  for (let i = 0; names.length < 8; i++) {
+    const name = `p${i}`;
+    if (names.filter((n) => preferredIndex(n) === preferredIndex(name)).length < 3) names.push(name);
+  }
+  for (const order of [names, [...names].reverse(), [names[3], names[0], names[7], names[1], names[6], names[2], names[5], names[4]]]) {
+    const room = sharedRoom();
+    let clock = 1000;
+    const pages = order.map((name, i) => {
+      const raw = room.join(100 + ((i * 37) % 11));
+      const colours = roomColours();
+      const seen = colours.awareness(raw);
+      publishOwnColour(raw, name, { now: () => (clock += 1) });
+      return { name, colours, seen };
+    });
+    const shown = pages.map(({ seen, colours }) => {
+      seen.getStates();
+      return new Map(names.map((name) => [name, colours.colourOf(name)]));
+    });
+    for (const map of shown) assert.deepEqual([...map.entries()], [...shown[0].entries()], order.join(","));
+    assert.equal(new Set(shown[0].values()).size, names.length, "no two alike");
+    for (const { name } of pages) {
+      const published = [...room.states.values()].find((s) => s.user.name === name).user.color;
+      assert.equal(shown[0].get(name), published, name);
+    }
+  }
+});
+
+test("two who join at the same moment with one preferred colour end up apart, on every page", () => {
+  const room = sharedRoom();
+  const a = room.join(10);
+  const b = room.join(20);
+  const pageA = roomColours();
+  const pageB = roomColours();
+  const seenA = pageA.awareness(a);
+  const seenB = pageB.awareness(b);
+  // Both pick before either hears the other (the same instant): then each hears the other.
+  const states = room.states;
+  const sameName = (n) => PALETTE[preferredIndex(n)];
+  let second = "q0";
+  for (let i = 1; sameName(second) !== sameName("p0"); i++) second = `q${i}`;
+  states.set(10, { user: { name: "p0", color: sameName("p0"), since: 5 } });
+  states.set(20, { user: { name: second, color: sameName(second), since: 5 } });
+  publishOwnColour(b, second, { now: () => 5 });
+  seenA.getStates();
+  seenB.getStates();
+  const colourA = states.get(10).user.color;
+  const colourB = states.get(20).user.color;
+  assert.notEqual(colourA, colourB);
+  assert.equal(colourA, sameName("p0"), "the lower id kept it");
+  assert.equal(pageA.colourOf(second), colourB);
+  assert.equal(pageB.colourOf("p0"), colourA);
 });

@@ -150,6 +150,11 @@ class AwarenessStates:
     def __len__(self) -> int:
         return len(self._states)
 
+    def state(self, client_id: int) -> object | None:
+        """One client's state (None: not here), parsed alone."""
+        state = self._states.get(client_id)
+        return None if state is None else json.loads(state)
+
     @property
     def states(self) -> dict[int, object]:
         return {client_id: json.loads(state) for client_id, state in self._states.items()}

@@ -3,7 +3,8 @@ with the assistant's name and a cursor at its change, gone a few seconds after i
 
 Each assistant has its own awareness client id, derived from its name, so two assistants show as two
 people and one assistant's next write moves its cursor instead of adding another. The cursor is the
-y-codemirror / y-prosemirror shape: ``{"anchor": pos, "head": pos}`` with Yjs relative-position JSON.
+y-codemirror / y-prosemirror shape: ``{"anchor": pos, "head": pos}`` with Yjs relative-position JSON. Its
+colour is picked as the editor's participants pick theirs (``lensrelay.sync.colours``), once per showing.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from lensrelay.docstore.offsets import byte_offset
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.texts import CONTENTS
 from lensrelay.protocol import wire
+from lensrelay.sync.colours import PALETTE, colour_for
 
 PRESENCE_SECONDS = 4.0
-ASSISTANT_COLOR = "#7e57c2"
-ASSISTANT_COLOR_LIGHT = "#7e57c233"
 
 _removals: dict[tuple[int, int], asyncio.TimerHandle] = {}
 
@@ -49,11 +49,22 @@ def _encode(client_id: int, state: object) -> bytes:
     return wire.var_uint(1) + wire.var_uint(client_id) + wire.var_uint(clock) + wire.var_bytes(body)
 
 
+def _colour(room: Room, client_id: int, name: str) -> str:
+    """The colour the assistant shows now, kept while it is shown (a write moves only its cursor)."""
+    shown = room.awareness.state(client_id)
+    user = shown.get("user") if isinstance(shown, dict) else None
+    if isinstance(user, dict) and user.get("color") in PALETTE:
+        return str(user["color"])
+    others = (state for other, state in room.awareness.states.items() if other != client_id)
+    return colour_for(name, others)
+
+
 async def show_assistant(room: Room, *, name: str, index: int, seconds: float = PRESENCE_SECONDS) -> None:
     """Show ``name`` in the room's awareness with its cursor at ``index`` (a ``str`` index of the text)."""
     client_id = assistant_client_id(name)
+    colour = _colour(room, client_id, name)
     state = {
-        "user": {"name": name, "color": ASSISTANT_COLOR, "colorLight": ASSISTANT_COLOR_LIGHT},
+        "user": {"name": name, "color": colour, "colorLight": f"{colour}33"},
         "assistant": True,
         "cursor": _cursor(room, index),
     }

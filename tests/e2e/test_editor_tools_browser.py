@@ -1,8 +1,9 @@
 """The editor's tools in Chromium (issue 32): a pasted image is added beside the note, embedded as
 `![[name.png]]` (which an npm y-websocket client sees) and shown under its line, while a reader cannot paste
 and a file over the limit changes nothing; Ctrl-F finds and replaces, as a suggestion in suggesting mode;
-an assistant's cursor label does not cover its suggestion's author label; the admin's dark theme makes the
-editor dark."""
+an assistant's cursor label does not cover its suggestion's author label; every page shows each person and
+assistant in one colour, no two alike, whatever order they came in; the admin's dark theme makes the editor
+dark."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
+from lensrelay.sync.colours import preferred_index
+
 from .browser import PASSWORD, BrowserThread, call, signed_in_context
 from .conftest import YClientFactory
 from .notify_clients import Heard, sdk_client
@@ -24,6 +27,15 @@ pytestmark = pytest.mark.e2e
 
 FOLDER = "Tools"
 EDITOR, READER = "tess", "rudy"
+
+
+def _alike(name: str, count: int) -> list[str]:
+    """Names that prefer the colour `name` prefers: the colours must be handed out, not hashed."""
+    wanted = preferred_index(name)
+    return [n for n in (f"viewer{i}" for i in range(1000)) if preferred_index(n) == wanted][:count]
+
+
+VIEWERS = _alike(EDITOR, 2)
 NOTE = "# Tools\n\nThe cat sat. The cat ran.\n"
 _MARKER = "E2E-TOOLS "
 _SETUP = """
@@ -36,6 +48,9 @@ editor.groups.add(Group.objects.get(name="Editors"))
 editor.user_permissions.add(Permission.objects.get(codename="view_document"))
 reader = User.objects.create_user({reader!r}, password={password!r}, is_staff=True)
 reader.user_permissions.add(*Permission.objects.filter(codename__in=["view_suggestion", "view_document"]))
+for name in {viewers!r}:
+    viewer = User.objects.create_user(name, password={password!r}, is_staff=True)
+    viewer.user_permissions.add(*Permission.objects.filter(codename__in=["view_suggestion", "view_document"]))
 print({marker!r} + json.dumps("ok"))
 """
 # The smallest PNG: one red pixel.
@@ -47,10 +62,16 @@ PNG_BASE64 = (
 @pytest.fixture(scope="module")
 def doc_ids(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     desk = tmp_path_factory.mktemp("tools")
-    for name in ("Paste", "Find", "Assist", "Dark"):
+    for name in ("Paste", "Find", "Assist", "Dark", "Hues"):
         (desk / f"{name}.md").write_text(NOTE, encoding="utf-8")
     script = _SETUP.format(
-        desk=str(desk), folder=FOLDER, editor=EDITOR, reader=READER, password=PASSWORD, marker=_MARKER
+        desk=str(desk),
+        folder=FOLDER,
+        editor=EDITOR,
+        reader=READER,
+        viewers=VIEWERS,
+        password=PASSWORD,
+        marker=_MARKER,
     )
     assert any(line.startswith(_MARKER) for line in relay.manage("shell", "-c", script).splitlines())
     return asyncio.run(relay.document_paths(relay.tokens["edit"], folder=FOLDER))
@@ -60,7 +81,8 @@ def doc_ids(relay: Relay, tmp_path_factory: pytest.TempPathFactory) -> dict[str,
 def contexts(
     relay: Relay, browser_thread: BrowserThread, doc_ids: dict[str, str]
 ) -> Iterator[dict[str, Any]]:
-    made = {name: signed_in_context(browser_thread, relay.http_url, name) for name in (EDITOR, READER)}
+    people = (EDITOR, READER, *VIEWERS)
+    made = {name: signed_in_context(browser_thread, relay.http_url, name) for name in people}
     yield made
     for context in made.values():
         browser_thread.call(context.close)
@@ -302,6 +324,43 @@ async def test_an_assistants_cursor_label_does_not_cover_its_author_label(
         assert apart, measured
     # The assistant is not in the server's one assistant colour but in one of the page's own.
     assert seen["colour"] not in ("", "rgb(126, 87, 194)"), seen
+
+
+CHIPS = """() => Object.fromEntries([...document.querySelectorAll('#lr-presence .lr-person')]
+    .map((chip) => [chip.textContent.replace(' (you)', ''), chip.style.borderColor]))"""
+
+
+async def test_every_page_shows_each_person_and_assistant_in_one_colour_none_alike(
+    relay: Relay, doc_ids: dict[str, str], browser_thread: BrowserThread, contexts: dict[str, BrowserContext]
+) -> None:
+    url = _edit_url(relay, doc_ids, "Hues")
+    # The editor first, then two who prefer its colour, then the reader: each page has seen the others come
+    # in a different order.
+    pages: dict[str, Page] = {}
+    for name in (EDITOR, *VIEWERS, READER):
+        pages[name] = await browser_thread.run(contexts[name].new_page)
+        await browser_thread.run(lambda page=pages[name]: _open_editor(page, url))
+    async with sdk_client(relay.http_url, relay.tokens["suggest"], Heard()) as assistant:
+        path = f"{FOLDER}/Hues.md"
+        await call(assistant, "read", {"file_path": path})
+        await call(
+            assistant, "edit", {"file_path": path, "old_string": "cat sat", "new_string": "cat napped"}
+        )
+
+        def everyone_agrees() -> list[dict[str, str]]:
+            def seen() -> list[dict[str, str]] | None:
+                maps = [page.evaluate(CHIPS) for page in pages.values()]
+                complete = all(len(m) == len(pages) + 1 and "" not in m.values() for m in maps)
+                return maps if complete and all(m == maps[0] for m in maps) else None
+
+            return _until(pages[EDITOR], seen, "every page showing the same colours")  # type: ignore[no-any-return]
+
+        maps = await browser_thread.run(everyone_agrees)
+    for page in pages.values():
+        await browser_thread.run(page.close)
+    colours = maps[0]
+    assert set(pages) < set(colours) and len(colours) == len(pages) + 1, colours  # and the assistant
+    assert len(set(colours.values())) == len(colours), colours  # none alike
 
 
 MEASURE = """() => {

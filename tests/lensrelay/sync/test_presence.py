@@ -11,6 +11,7 @@ from asgiref.sync import sync_to_async
 
 from lensrelay.protocol import wire
 from lensrelay.protocol.wire import Reader
+from lensrelay.sync.colours import PALETTE, preferred_index
 from lensrelay.sync.presence import assistant_client_id, show_assistant
 from lensrelay.vault.documents import document_create
 
@@ -67,3 +68,24 @@ async def test_an_assistant_appears_with_a_cursor_and_leaves_after_a_while(
 def test_each_assistant_has_its_own_stable_id() -> None:
     assert assistant_client_id("claude") == assistant_client_id("claude")
     assert assistant_client_id("claude") != assistant_client_id("gpt")
+
+
+async def test_an_assistant_shows_a_colour_no_one_in_the_room_has_and_keeps_it(
+    store: Any, make_folder: Any
+) -> None:
+    folder = await sync_to_async(make_folder)("Lens")
+    document = await document_create(store=store, folder=folder, path="/Hue.md", text="Colours.")
+    room = await store.get(document.doc_id)
+    listener = Listener()
+    room.join(listener)
+    preferred = PALETTE[preferred_index("claude")]
+    # A person in the room already shows the assistant's preferred colour.
+    person = json.dumps({"user": {"name": "ann", "color": preferred, "since": 1}}).encode()
+    room.awareness.apply(wire.var_uint(1) + wire.var_uint(42) + wire.var_uint(1) + wire.var_bytes(person))
+
+    await show_assistant(room, name="claude", index=0, seconds=5)
+    await show_assistant(room, name="claude", index=3, seconds=5)
+    colours = [state["user"]["color"] for _, _, state in listener.states()]
+    assert colours[0] in PALETTE and colours[0] != preferred
+    assert colours == [colours[0]] * 2  # the second write keeps it
+    assert listener.states()[0][2]["user"]["colorLight"] == colours[0] + "33"
