@@ -3,10 +3,14 @@ items (a 2025-11-25 session) against the same calls answered as text only (a 202
 gets the text alone), on one server, in alternating rounds.
 
 On the 10,000-note vault of ``bench.run_grep`` (``--cache`` shared with it), C sessions of each version
-make K calls each, all at once, per round; rounds alternate which version goes first. Latency is timed from
-sending the request to the parsed reply, as ``bench.run_mcp_latency`` does.
+make K calls each, all at once, per round; rounds alternate which version goes first, both make the same
+calls, and those calls are made once untimed before either. ``--together`` runs both versions' sessions at
+once instead (2C concurrent): the cost of one call, with the machine's slow and quick moments falling on
+both alike (one after the other, ratios of the same code swing ±15 % between rounds on 2 cores). Latency is
+timed from sending the request to the parsed reply, as ``bench.run_mcp_latency`` does.
 
     .venv/bin/python -m bench.run_structured [--clients 10] [--calls 30] [--rounds 3] [--cache DIR]
+        [--together]
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -73,18 +78,26 @@ async def measure(args: argparse.Namespace, prepared: Any) -> list[Phase]:
     try:
         for round_number in range(args.rounds):
             for tool in ("search", "glob"):
-                order = [TEXT_ONLY, STRUCTURED] if round_number % 2 == 0 else [STRUCTURED, TEXT_ONLY]
-                for version in order:
-                    phase = await run_phase(
-                        label=version,
-                        server=server,
-                        sessions=sessions[version],
-                        tool=tool,
-                        make_args=factories[tool],
-                        calls=args.calls,
-                        seed=11 + round_number,
-                        deadline_seconds=args.phase_seconds,
+                calls = {
+                    "server": server,
+                    "tool": tool,
+                    "make_args": factories[tool],
+                    "calls": args.calls,
+                    "seed": 11 + round_number,
+                    "deadline_seconds": args.phase_seconds,
+                }
+                if args.together:
+                    pair = await asyncio.gather(
+                        *(run_phase(label=v, sessions=sessions[v], **calls) for v in (TEXT_ONLY, STRUCTURED))
                     )
+                    done = list(zip((TEXT_ONLY, STRUCTURED), pair, strict=True))
+                else:
+                    # The round's calls once untimed first, so that neither version pays for a query's first
+                    # run in the database (without it the first paid: ratios swung 0.94-1.64 between rounds).
+                    await run_phase(label="warm", sessions=sessions[TEXT_ONLY], **calls)
+                    order = [TEXT_ONLY, STRUCTURED] if round_number % 2 == 0 else [STRUCTURED, TEXT_ONLY]
+                    done = [(v, await run_phase(label=v, sessions=sessions[v], **calls)) for v in order]
+                for version, phase in done:
                     phases.append(phase)
                     progress(
                         f"round {round_number + 1} {tool:<6} {version}: "
@@ -100,6 +113,7 @@ async def measure(args: argparse.Namespace, prepared: Any) -> list[Phase]:
 def report(phases: list[Phase], args: argparse.Namespace) -> None:
     print("| round | tool | text only p50 / p99 (ms) | structured p50 / p99 (ms) | ratio p50 / p99 |")
     print("|---|---|---|---|---|")
+    ratios: dict[str, list[float]] = {}
     for round_number in range(args.rounds):
         for tool in ("search", "glob"):
             pair = [p for p in phases if p.tool == tool][round_number * 2 : round_number * 2 + 2]
@@ -115,6 +129,9 @@ def report(phases: list[Phase], args: argparse.Namespace) -> None:
                 f"| {round_number + 1} | {tool} | {t50:.1f} / {t99:.1f} | {s50:.1f} / {s99:.1f} | "
                 f"{s50 / t50:.2f} / {s99 / t99:.2f} |"
             )
+            ratios.setdefault(tool, []).append(s50 / t50)
+    for tool, values in ratios.items():
+        print(f"\n{tool}: median p50 ratio {statistics.median(values):.3f} over {len(values)} rounds")
 
 
 def main(argv: list[str] | None = None) -> int:
