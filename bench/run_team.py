@@ -15,7 +15,8 @@ PostgreSQL database and a private redis-server (each document's clients spread o
 process beside the first worker); the reference is one Node process, as it is deployed.
 ``--modes process,inline`` adds a run with derived work inside the server (the layout before issue 23);
 ``none`` is the launcher with no derive process beside it and ``nice`` the derive process at a nice level
-rather than in the idle scheduling class (one worker only).
+rather than in the idle scheduling class, ``asyncio`` the launcher on the standard library's event loop
+rather than uvloop's (one worker only).
 
     .venv/bin/python -m bench.run_team [--loads 1x2@20,1x10@50,50x10@100,150x10@350] [--seconds 20]
         [--reps 2] [--workers 1|2] [--modes process] [--keep]
@@ -139,6 +140,7 @@ def wait_for_derive(workers: list[LiveServer]) -> list[int]:
 # only, as before it ran in the idle scheduling class (issue 36).
 SINGLE_MODES: dict[str, dict[str, str]] = {
     "process": {"LENSRELAY_DERIVED_WORK": "process"},
+    "asyncio": {"LENSRELAY_DERIVED_WORK": "process", "LENSRELAY_UVLOOP": "false"},
     "nice": {"LENSRELAY_DERIVED_WORK": "process", "LENSRELAY_DERIVE_IDLE": "false"},
     "inline": {"LENSRELAY_DERIVED_WORK": "inline"},
     "none": {"LENSRELAY_DERIVE_BESIDE": "false"},

@@ -176,6 +176,9 @@ LENSRELAY_COMPACT_AFTER_UPDATES = int(os.environ.get("LENSRELAY_COMPACT_AFTER_UP
 # the log this often: a note changed many times meanwhile is handled once.
 LENSRELAY_DERIVED_WORK = os.environ.get("LENSRELAY_DERIVED_WORK", "process").strip().lower()
 LENSRELAY_DERIVE_BESIDE = _env_bool("LENSRELAY_DERIVE_BESIDE", True)
+# The launcher's event loop under Twisted's reactor: uvloop's rather than the standard library's
+# (lensrelay/server/loopkind.py).
+LENSRELAY_UVLOOP = _env_bool("LENSRELAY_UVLOOP", True)
 LENSRELAY_DERIVE_POLL_SECONDS = _env_float("LENSRELAY_DERIVE_POLL_SECONDS", 0.5)
 # The launcher starts a derive process that ended again after this many seconds.
 LENSRELAY_DERIVE_RESTART_SECONDS = _env_float("LENSRELAY_DERIVE_RESTART_SECONDS", 1.0)

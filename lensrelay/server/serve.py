@@ -42,6 +42,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _serve(argv: Sequence[str] | None) -> None:
     import django
 
+    from lensrelay.server.loopkind import loop_policy_tune
+
+    loop_policy_tune()  # before anything imports daphne's server module, which makes the reactor's loop
     django.setup()
     from daphne.cli import CommandLineInterface
 
