@@ -1,6 +1,6 @@
 """What structured results cost: `search` and `glob` answered with `structuredContent` and `resource_link`
 items (a 2025-11-25 session) against the same calls answered as text only (a 2025-03-26 session, which
-gets the text alone), on one server, in alternating rounds.
+gets the text alone), on one server, in alternating rounds; and `read`, whose answer is text in both.
 
 On the 10,000-note vault of ``bench.run_grep`` (``--cache`` shared with it), C sessions of each version
 make K calls each, all at once, per round; rounds alternate which version goes first, both make the same
@@ -30,6 +30,8 @@ from bench.run_grep import McpSession, add_vault_arguments, exported_paths, prep
 from bench.run_mcp_latency import Phase, run_phase, tool_arguments, wait_until_quiet
 
 TEXT_ONLY, STRUCTURED = "2025-03-26", "2025-11-25"
+# `read` answers text alone in every version: its ratio shows what the version itself costs.
+TOOLS = ("read", "search", "glob")
 
 
 class VersionedSession(McpSession):
@@ -77,7 +79,7 @@ async def measure(args: argparse.Namespace, prepared: Any) -> list[Phase]:
     phases: list[Phase] = []
     try:
         for round_number in range(args.rounds):
-            for tool in ("search", "glob"):
+            for tool in TOOLS:
                 calls = {
                     "server": server,
                     "tool": tool,
@@ -115,7 +117,7 @@ def report(phases: list[Phase], args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|")
     ratios: dict[str, list[float]] = {}
     for round_number in range(args.rounds):
-        for tool in ("search", "glob"):
+        for tool in TOOLS:
             pair = [p for p in phases if p.tool == tool][round_number * 2 : round_number * 2 + 2]
             text = next(p for p in pair if p.server == TEXT_ONLY)
             data = next(p for p in pair if p.server == STRUCTURED)

@@ -46,7 +46,11 @@ export function ownColour(name, states, palette = PALETTE) {
     else shown.set(user.color, shown.get(user.color) + 1);
   }
   const kept = mine.find((colour) => shown.get(colour) === 0);
-  if (kept) return kept;
+  return kept || leastShown(name, shown, palette);
+}
+
+/** From the name's preferred colour on, the first one shown least (by `shown`, colour → count). */
+function leastShown(name, shown, palette) {
   const start = preferred(name, palette.length);
   let chosen = null;
   for (let step = 0; step < palette.length; step++) {
@@ -81,13 +85,7 @@ export function assignColours(names, previous = new Map(), palette = PALETTE) {
   for (const colour of given.values()) uses.set(colour, (uses.get(colour) || 0) + 1);
   const fresh = [...new Set(names)].filter((name) => !given.has(name)).sort();
   for (const name of fresh) {
-    const start = preferred(name, palette.length);
-    let chosen = null;
-    for (let step = 0; step < palette.length; step++) {
-      const colour = palette[(start + step) % palette.length];
-      if (chosen === null || uses.get(colour) < uses.get(chosen)) chosen = colour;
-      if (uses.get(chosen) === 0) break;
-    }
+    const chosen = leastShown(name, uses, palette);
     given.set(name, chosen);
     uses.set(chosen, uses.get(chosen) + 1);
   }

@@ -87,6 +87,12 @@ async def call_as_task(client: Client, name: str, arguments: dict[str, Any]) -> 
     return result
 
 
+async def edit_as_task(client: Client, path: str, old: str, new: str) -> CreateTaskResult:
+    """Read the note, then `edit` it as a task (its suggestion waits for a person)."""
+    await client.call_tool("read", {"file_path": path})
+    return await call_as_task(client, "edit", {"file_path": path, "old_string": old, "new_string": new})
+
+
 async def wait_task(
     client: Client,
     task_id: str,

@@ -17,7 +17,7 @@ import pytest
 
 from .browser import PASSWORD, call, mcp_client
 from .relay import Relay
-from .tasks_client import call_as_task, cancel_task, get_task, listen_tasks, tasks_client, wait_task
+from .tasks_client import cancel_task, edit_as_task, get_task, listen_tasks, tasks_client, wait_task
 from .test_undo_http import Staff
 
 pytestmark = [
@@ -69,10 +69,7 @@ async def test_an_edit_task_completes_on_accept_works_again_on_undo_and_complete
     path = f"{FOLDER}/Decided.md"
     rita = await Staff.sign_in(relay.http_url, "rita")
     async with tasks_client(relay.http_url, relay.tokens["suggest"]) as assistant:
-        await assistant.call_tool("read", {"file_path": path})
-        created = await call_as_task(
-            assistant, "edit", {"file_path": path, "old_string": "quick brown", "new_string": "slow red"}
-        )
+        created = await edit_as_task(assistant, path, "quick brown", "slow red")
         assert created.status == "working" and created.ttl_ms is None
         assert (created.status_message or "").startswith(f"Edited {path}")
         assert (await get_task(assistant, created.task_id)).status == "working"
@@ -138,10 +135,7 @@ async def test_cancel_withdraws_the_suggestion_from_the_live_text(
     path = f"{FOLDER}/Cancelled.md"
     doc_id = world["doc_ids"]["Cancelled"]
     async with tasks_client(relay.http_url, relay.tokens["suggest"]) as assistant:
-        await assistant.call_tool("read", {"file_path": path})
-        created = await call_as_task(
-            assistant, "edit", {"file_path": path, "old_string": "Rivers run", "new_string": "Streams flow"}
-        )
+        created = await edit_as_task(assistant, path, "Rivers run", "Streams flow")
         assert "Streams flow" in await relay.doc_text(doc_id, token=relay.tokens["edit"])
         await cancel_task(assistant, created.task_id)
         ended = await wait_task(assistant, created.task_id)
@@ -158,10 +152,7 @@ async def test_another_tokens_task_is_not_found_and_clients_without_the_extensio
 
     path = f"{FOLDER}/Plain.md"
     async with tasks_client(relay.http_url, relay.tokens["suggest"]) as assistant:
-        await assistant.call_tool("read", {"file_path": path})
-        created = await call_as_task(
-            assistant, "edit", {"file_path": path, "old_string": "the sea", "new_string": "the ocean"}
-        )
+        created = await edit_as_task(assistant, path, "the sea", "the ocean")
     async with tasks_client(relay.http_url, relay.tokens["edit"]) as other:
         for attempt in (get_task(other, created.task_id), cancel_task(other, created.task_id)):
             with pytest.raises(MCPError) as refused:
@@ -183,15 +174,9 @@ async def test_a_listen_stream_hears_its_tasks_decisions_and_only_its_tokens(
     path = f"{FOLDER}/Heard.md"
     rita = await Staff.sign_in(relay.http_url, "rita")
     async with tasks_client(relay.http_url, relay.tokens["suggest"]) as assistant:
-        await assistant.call_tool("read", {"file_path": path})
-        created = await call_as_task(
-            assistant, "edit", {"file_path": path, "old_string": "brown fox", "new_string": "grey wolf"}
-        )
+        created = await edit_as_task(assistant, path, "brown fox", "grey wolf")
     async with tasks_client(relay.http_url, relay.tokens["edit"]) as other:
-        await other.call_tool("read", {"file_path": path})
-        theirs = await call_as_task(
-            other, "edit", {"file_path": path, "old_string": "Rivers", "new_string": "Brooks"}
-        )
+        theirs = await edit_as_task(other, path, "Rivers", "Brooks")
     wanted = [created.task_id, theirs.task_id, "no-such-task"]
     async with listen_tasks(relay.http_url, relay.tokens["suggest"], wanted, request_id=41) as listener:
         # Another token's task and an unknown id are left out alike.
