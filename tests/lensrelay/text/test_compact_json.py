@@ -12,7 +12,7 @@ from lensrelay.text.compact_json import compact_json
 
 SAMPLES: list[Any] = [
     {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "Plants make sugar 🌱"}]}},
-    {"text": "tabs\tnewlines\nquotes\" backslash\\ NUL\x00 bell\x07 DEL\x7f", "nbsp": "\u00a0\u2028\u2029"},
+    {"text": 'tabs\tnewlines\nquotes" backslash\\ NUL\x00 bell\x07 DEL\x7f', "nbsp": "\u00a0\u2028\u2029"},
     {"mixed": ["中文", "עברית", "e\u0301", "𝄞"], "numbers": [0, -1, 2**63 - 1, 1.5, -0.25, True, None]},
     {"nested": {"a": [{"b": [[], {}]}]}, "empty": ""},
     [],
