@@ -33,11 +33,45 @@ function show(result, said) {
   }
   query = review.query;
   key = (result._meta && result._meta[KEY_META] && result._meta[KEY_META].key) || null;
+  const typed = typedNotes();
   main.replaceChildren(reviewView(review, decide));
+  restoreNotes(typed);
   if (said) status(said.text, said.isError);
 }
 
-async function decide(id, decision, note) {
+/** The notes being typed in the cards, by suggestion, and which one has the focus: the list is shown again
+ * after every decision, and a note typed meanwhile in another card must not be lost. */
+function typedNotes() {
+  const notes = new Map();
+  for (const card of main.querySelectorAll("section[data-suggestion]")) {
+    const input = card.querySelector("input");
+    if (input && (input.value || input === document.activeElement)) {
+      notes.set(card.dataset.suggestion, { value: input.value, focused: input === document.activeElement });
+    }
+  }
+  return notes;
+}
+
+function restoreNotes(notes) {
+  for (const card of main.querySelectorAll("section[data-suggestion]")) {
+    const input = card.querySelector("input");
+    const kept = notes.get(card.dataset.suggestion);
+    if (!input || !kept) continue;
+    input.value = kept.value;
+    if (kept.focused) input.focus();
+  }
+}
+
+// One decision at a time: each needs the fresh key the list shown after the previous one carries.
+let previous = Promise.resolve();
+
+function decide(id, decision, note) {
+  const next = previous.then(() => decideNow(id, decision, note));
+  previous = next.catch(() => {});
+  return next;
+}
+
+async function decideNow(id, decision, note) {
   const args = { suggestion: id, decision, note, app_key: key || "" };
   key = null; // single use, spent or not
   let said;

@@ -52,6 +52,9 @@ window.startReview = async ({ token, tool, args }) => {
     const called = byName.get(params.name);
     if (!called || isToolVisibilityModelOnly(called)) throw new Error(`not for apps: ${params.name}`);
     const [startedAt, started] = [Date.now(), performance.now()];
+    // A host far from the server, for one tool, when a test asks (window.slowTools: name -> ms).
+    const slow = (window.slowTools || {})[params.name];
+    if (slow) await new Promise((resolve) => setTimeout(resolve, slow));
     const answer = await client.callTool(params);
     window.appCalls.push({ name: params.name, startedAt, ms: performance.now() - started });
     return answer;
