@@ -16,7 +16,7 @@ from typing import Any
 
 from django.http import HttpResponseBase, StreamingHttpResponse
 
-from lensrelay.text.compact_json import compact_json
+from mcp_tools.notifications.hub import sse_frame
 from mcp_tools.transport.headers import SESSION_ID, SSE_TYPE, Accepts, json_response
 
 # How long a quiet handler may run before the response commits to SSE (when the client accepts it).
@@ -46,7 +46,8 @@ class Outbox:
 
 
 def sse_event(message: dict[str, Any]) -> bytes:
-    return b"event: message\ndata: " + compact_json(message) + b"\n\n"
+    """A response's event: a notification stream's frame without an id (there is no resuming a response)."""
+    return sse_frame(None, message)
 
 
 def sse_response(body: AsyncIterable[bytes], *, session_id: str | None) -> StreamingHttpResponse:
