@@ -497,33 +497,68 @@ def _unchanged_from_hunks(hunks: Sequence[Hunk], length_after: int) -> list[tupl
     return unchanged
 
 
-def _accepted_alone(raw: str, uid: str) -> tuple[str, list[tuple[int, int]]]:
-    """The text with only suggestion ``uid`` accepted (every other mark rejected), and its runs that the
-    base text holds unchanged (everything but what ``uid`` adds, split where ``uid`` deletes)."""
-    pieces: list[str] = []
-    unchanged: list[tuple[int, int]] = []
-    run_start = length = position = 0
-    for mark in parse(raw):
-        pieces.append(raw[position : mark.start])
-        length += mark.start - position
+_REACH = max(map(len, DELIMITERS)) - 1  # how far a delimiter touching a point can reach past it
+
+
+def _outcomes(mark: Mark, uid: str) -> tuple[str, ...]:
+    """What ``mark`` may leave in the text once decided: suggestion ``uid`` accepted, every other mark
+    either way (a comment goes and a highlight stays whatever is decided)."""
+    if mark.kind == "comment":
+        return ("",)
+    if mark.kind == "highlight":
+        return (mark.content,)
+    new = {"addition": mark.content, "deletion": "", "substitution": mark.new_content or ""}[mark.kind]
+    if mark_id(mark) == uid:
+        return (new,)
+    old = "" if mark.kind == "addition" else mark.content
+    return (new, old)
+
+
+def _contexts(pieces: list[tuple[str, ...]], *, leftward: bool) -> set[str]:
+    """Every text of up to ``_REACH`` characters that ``pieces`` (each its possible outcomes) can put
+    next to a point: after it, or before it when ``leftward`` (the pieces then run away from the point)."""
+    found: set[str] = set()
+    growing = {""}
+    for outcomes in pieces:
+        if not growing:
+            break
+        grown = {(o + s)[-_REACH:] if leftward else (s + o)[:_REACH] for s in growing for o in outcomes}
+        found.update(s for s in grown if len(s) >= _REACH)
+        growing = {s for s in grown if len(s) < _REACH}
+    return found | growing
+
+
+def _forged_by_any_decisions(raw: str, uid: str) -> str | None:
+    """A delimiter that accepting suggestion ``uid`` can assemble, whatever is decided on the other marks.
+
+    Each other mark is decided on its own, so around each of ``uid``'s marks every mix of its neighbours'
+    outcomes counts: a delimiter that overlaps what the mark leaves, or spans the point where a deletion
+    leaves nothing, is forged. Only the few characters a delimiter can reach past the mark matter, so
+    the mixes are counted as the short texts they leave there, not one by one.
+    """
+    marks = parse(raw)
+    pieces: list[tuple[str, ...]] = []
+    ours: list[int] = []
+    position = 0
+    for mark in marks:
+        pieces.append((raw[position : mark.start],))
+        if mark_id(mark) == uid and mark.kind in ("addition", "deletion", "substitution"):
+            ours.append(len(pieces))
+        pieces.append(_outcomes(mark, uid))
         position = mark.end
-        ours = mark_id(mark) == uid
-        if ours:
-            unchanged.append((run_start, length))
-        if mark.kind in ("comment", "highlight") or (ours and mark.kind == "deletion"):
-            kept = mark.content if mark.kind == "highlight" else ""
-        elif mark.kind == "substitution":
-            kept = (mark.new_content or "") if ours else mark.content
-        else:
-            kept = mark.content if (mark.kind == "addition") == ours else ""
-        pieces.append(kept)
-        length += len(kept)
-        if ours:
-            run_start = length
-    pieces.append(raw[position:])
-    length += len(raw) - position
-    unchanged.append((run_start, length))
-    return "".join(pieces), unchanged
+    pieces.append((raw[position:],))
+    for index in ours:
+        (left_out,) = pieces[index]
+        rights = _contexts(pieces[index + 1 :], leftward=False)
+        for left in _contexts(pieces[index - 1 :: -1], leftward=True):
+            start, end = len(left), len(left) + len(left_out)
+            for right in rights:
+                for match in _DELIMITER_LOOKAHEAD.finditer(left + left_out + right):
+                    first, last = match.start(), match.start() + len(match.group(1))
+                    touches = first < end and last > start if end > start else first < start < last
+                    if touches:
+                        return match.group(1)
+    return None
 
 
 def _forged_in(text: str, unchanged: list[tuple[int, int]]) -> str | None:
@@ -600,8 +635,8 @@ def plan_suggestion(raw: str, new_view: str, *, meta: str, uid: str) -> Plan:
         if i not in absorbed and mark_id(m) not in writer.superseded
     ]
     _check(raw, plan_raw, new_view, uid, kept)
-    # Decided one by one, the others may be rejected while this one is accepted: no markup may form then.
-    delimiter = _forged_in(*_accepted_alone(plan_raw, uid))
+    # Decided one by one, the marks beside this one may go either way: no markup may form in any mix.
+    delimiter = _forged_by_any_decisions(plan_raw, uid)
     if delimiter is not None:
         raise SuggestionError(FORGED.format(delimiter=delimiter))
     if not any(mark_id(m) == uid for m in parse(plan_raw)):

@@ -93,6 +93,19 @@ def test_forged_markup_that_forms_only_when_a_neighbour_is_rejected_is_refused()
         plan_suggestion(raw, accepted_of(raw).replace("yy", "+zz"), meta=META, uid="new")
 
 
+def test_forged_markup_that_forms_only_when_neighbours_are_decided_differently_is_refused() -> None:
+    # Accepting gpt's deletion and rejecting the person's substitution leaves "==" right after the
+    # new "{": each decision alone, or both alike, forms nothing, so only a mix of them shows it.
+    raw = f"{{--{GPT}the--}}{{~~==~>the~~}}"
+    with pytest.raises(SuggestionError, match=re.escape("'{=='")):
+        plan_suggestion(raw, "{the", meta=META, uid="new")
+
+
+def test_a_neighbour_that_can_only_leave_plain_text_lets_the_same_character_in() -> None:
+    raw = f"{{--{GPT}the--}}{{~~so~>the~~}}"
+    assert accepted_of(plan(raw, "the", "{the")) == "{the"
+
+
 def test_typing_inside_the_markup_is_a_mismatch_naming_what_changed() -> None:
     raw = plan("The chloroplast holds chlorophyll.", "chlorophyll", "pigments")
     records = [{"old": c.old, "new": c.new} for c in parse_changes(raw) if mark_id(c.marks[0]) == "new"]
