@@ -14,6 +14,8 @@ whole vault's history.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -30,6 +32,9 @@ from lensrelay.webhooks.events import FolderName, document_data, wanted_types
 from lensrelay.webhooks.models import EventType, WebhookEvent
 
 CURSOR_NAME = "webhooks"
+# While nobody listens the cursor follows the log's end in memory and is stored this often: each store is a
+# write transaction, which on SQLite waits for and holds back the live path's update log.
+IDLE_SAVE_SECONDS = 10.0
 CHANGED = EventType.DOCUMENT_CHANGED
 # A document changing without pause still gets an event this many debounce periods after its first change.
 MAX_WAIT_PERIODS = 10
@@ -50,8 +55,11 @@ class Seen:
 class ChangeFollower:
     """Synchronous; the delivery loop runs `step` on its database thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.cursor: int | None = None
+        self._clock = clock
+        self._saved_at = clock()
+        self._stored: int | None = None  # the cursor as the database holds it
         self._handled: set[int] = set()
         self._snapshots: dict[str, int] = {}
         self._restarted = True
@@ -69,7 +77,7 @@ class ChangeFollower:
                 cursor = YUpdate.objects.aggregate(top=Max("id"))["top"] or 0
                 cursor_save(last_update_id=cursor, name=CURSOR_NAME)
                 made = True
-            self.cursor = cursor
+            self.cursor = self._stored = cursor
         return self.cursor, made
 
     def step(self) -> int:
@@ -77,10 +85,10 @@ class ChangeFollower:
         cursor, made = self._start()
         if CHANGED not in wanted_types():
             # Nobody listens: move the cursor to the log's end without reading it. An endpoint added
-            # later hears of changes from then on.
+            # later hears of changes from then on (after a restart, from at most IDLE_SAVE_SECONDS before).
             newest = max(cursor, YUpdate.objects.aggregate(top=Max("id"))["top"] or 0)
-            if newest != cursor:
-                cursor_save(last_update_id=newest, name=CURSOR_NAME)
+            if newest != self._stored and self._clock() - self._saved_at >= IDLE_SAVE_SECONDS:
+                self._save(newest)
             self.cursor, self._restarted, self._handled, self._from_cursor = newest, False, set(), True
             return 0
         if made or self._from_cursor:
@@ -106,17 +114,22 @@ class ChangeFollower:
                 seen.setdefault(doc_id, Seen()).add(upto, "")
         newest = max([cursor, *(row[0] for row in rows)])
         recorded = 0
-        with transaction.atomic():
-            if seen:
-                recorded = _record(seen, restarted=self._restarted)
-            if newest != cursor:
+        if seen or newest != self._stored:
+            with transaction.atomic():
+                if seen:
+                    recorded = _record(seen, restarted=self._restarted)
                 cursor_save(last_update_id=newest, name=CURSOR_NAME)
+            self._stored, self._saved_at = newest, self._clock()
         self.cursor = newest
         self._restarted = False
         self._handled.update(row[0] for row in fresh)
         self._handled = {row_id for row_id in self._handled if row_id > newest - WINDOW}
         self._snapshots = {doc_id: upto for doc_id, upto in self._snapshots.items() if upto > newest}
         return recorded
+
+    def _save(self, cursor: int) -> None:
+        cursor_save(last_update_id=cursor, name=CURSOR_NAME)
+        self._stored, self._saved_at = cursor, self._clock()
 
 
 def _record(seen: dict[str, Seen], *, restarted: bool) -> int:

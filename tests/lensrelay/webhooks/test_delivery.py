@@ -14,13 +14,16 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from lensrelay.docstore.derived import cursor_load
 from lensrelay.models import Document, Folder, YUpdate
 from lensrelay.observability.scrape import metrics_exposition
 from lensrelay.webhooks import selectors
-from lensrelay.webhooks.changes import CURSOR_NAME, ChangeFollower
+from lensrelay.webhooks.changes import CURSOR_NAME, IDLE_SAVE_SECONDS, ChangeFollower
 from lensrelay.webhooks.delivery import (
     WebhookDeliverer,
     attempt_record,
@@ -375,16 +378,45 @@ def test_the_change_follower_waits_at_most_ten_periods(settings: Any) -> None:
     assert events_release() == 1
 
 
-def test_the_change_follower_moves_on_without_endpoints_and_keeps_its_cursor() -> None:
+def test_the_change_follower_moves_on_without_endpoints_and_keeps_its_cursor_now_and_then() -> None:
+    a, _ = folders()
+    doc = Document.objects.create(folder=a, uuid="u1", doc_id="relay-u1", path="/Note.md")
+    clock = [0.0]
+    follower = ChangeFollower(clock=lambda: clock[0])
+    follower.step()
+    started = cursor_load(name=CURSOR_NAME)
+    row = YUpdate.objects.create(doc_id=doc.doc_id, data=b"")
+    assert follower.step() == 0 and WebhookEvent.objects.count() == 0
+    assert follower.cursor == row.pk and cursor_load(name=CURSOR_NAME) == started
+    clock[0] = IDLE_SAVE_SECONDS
+    follower.step()
+    assert cursor_load(name=CURSOR_NAME) == row.pk
+
+
+def test_an_idle_pass_takes_no_write_lock() -> None:
+    """Nobody listening and nothing due: the delivery loop's pass only reads (on SQLite every transaction,
+    even one that writes nothing, takes the write lock the live path's update log needs)."""
     a, _ = folders()
     doc = Document.objects.create(folder=a, uuid="u1", doc_id="relay-u1", path="/Note.md")
     follower = ChangeFollower()
     follower.step()
-    row = YUpdate.objects.create(doc_id=doc.doc_id, data=b"")
-    assert follower.step() == 0 and WebhookEvent.objects.count() == 0
-    from lensrelay.docstore.derived import cursor_load
+    YUpdate.objects.create(doc_id=doc.doc_id, data=b"")
+    with CaptureQueriesContext(connection) as queries:
+        follower.step()
+        assert events_release() == 0
+        assert deliveries_claim(limit=4) == []
+    statements = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    assert statements and set(statements) == {"SELECT"}, statements
 
-    assert cursor_load(name=CURSOR_NAME) == row.pk
+
+def test_with_a_listener_a_pass_with_no_news_takes_no_write_lock(receiver: Receiver) -> None:
+    hook(receiver, event_types=["document.changed"])
+    follower = ChangeFollower()
+    follower.step()
+    with CaptureQueriesContext(connection) as queries:
+        assert follower.step() == 0
+    statements = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    assert set(statements) == {"SELECT"}, statements
 
 
 def test_old_delivered_events_are_pruned_and_pending_ones_kept(receiver: Receiver) -> None:
