@@ -549,15 +549,31 @@ def _forged_by_any_decisions(raw: str, uid: str) -> str | None:
     pieces.append((raw[position:],))
     for index in ours:
         (left_out,) = pieces[index]
+        lefts = _contexts(pieces[index - 1 :: -1], leftward=True)
         rights = _contexts(pieces[index + 1 :], leftward=False)
-        for left in _contexts(pieces[index - 1 :: -1], leftward=True):
-            start, end = len(left), len(left) + len(left_out)
-            for right in rights:
-                for match in _DELIMITER_LOOKAHEAD.finditer(left + left_out + right):
-                    first, last = match.start(), match.start() + len(match.group(1))
-                    touches = first < end and last > start if end > start else first < start < last
-                    if touches:
-                        return match.group(1)
+        if len(left_out) > 2 * _REACH:
+            # No delimiter reaches across it: its inside once, then each edge with what may stand there.
+            inside = _DELIMITER_LOOKAHEAD.search(left_out)
+            if inside is not None:
+                return inside.group(1)
+            found = _touching(lefts, left_out[:_REACH], {""}) or _touching({""}, left_out[-_REACH:], rights)
+        else:
+            found = _touching(lefts, left_out, rights)
+        if found is not None:
+            return found
+    return None
+
+
+def _touching(lefts: set[str], middle: str, rights: set[str]) -> str | None:
+    """A delimiter of some ``left + middle + right`` that overlaps ``middle`` (or, when it is empty,
+    spans the point between)."""
+    for left in lefts:
+        start, end = len(left), len(left) + len(middle)
+        for right in rights:
+            for match in _DELIMITER_LOOKAHEAD.finditer(left + middle + right):
+                first, last = match.start(), match.start() + len(match.group(1))
+                if (first < end and last > start) if end > start else first < start < last:
+                    return match.group(1)
     return None
 
 
