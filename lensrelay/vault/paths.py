@@ -298,6 +298,8 @@ class PathIndex:
         if view is None or view[0] != self.generation:
             members = [e for e in self._by_doc_id.values() if e.folder_id == folder_id]
             targets = frozenset(e.link_target for e in members if e.type != "folder")
+            if view is not None and view[2] == targets:
+                targets = view[2]  # the same set as before: link graphs see it is theirs without comparing
             if len(self._folder_views) > 1024:
                 self._folder_views.clear()
             view = self._folder_views[folder_id] = (self.generation, members, targets)

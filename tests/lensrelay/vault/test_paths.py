@@ -220,3 +220,19 @@ async def test_the_rows_read_on_a_plain_cursor_are_the_entries_django_read(store
     hash(rows[0])  # hashable, and immutable
     with pytest.raises(AttributeError):
         rows[0].path = "/elsewhere"  # type: ignore[misc]
+
+
+async def test_a_folder_whose_targets_did_not_change_keeps_its_set_through_a_reread(store: Any) -> None:
+    """Link graphs take the very set they hold as unchanged without comparing its thousands of targets;
+    a re-read that finds the same entries hands them that set, and a new note a new one."""
+    folder = await a_vault(store)
+    index = path_index(store)
+    await index.ensure()
+    before = index.folder_link_targets(folder.pk)
+    await index.refresh_folder(folder.pk)  # the rows read again: a new generation
+    assert index.folder_link_targets(folder.pk) is before
+    await document_create(store=store, folder=folder, path="/Notes/D.md", text="D")
+    await folder_settled()
+    await index.refresh_folder(folder.pk)
+    after = index.folder_link_targets(folder.pk)
+    assert after is not before and {t.path for t in after} == {t.path for t in before} | {"/Notes/D.md"}

@@ -1,0 +1,34 @@
+"""A link graph keeps its resolutions while its set of documents stays the same (the very set, or an equal
+one) and resolves again when a document comes or goes."""
+
+from __future__ import annotations
+
+from lensrelay.links.graph import LinkGraph
+from lensrelay.links.resolve import LinkTarget
+
+SOURCE = LinkTarget("Lens", "/Notes/A.md")
+
+
+def targets(*paths: str) -> frozenset[LinkTarget]:
+    return frozenset(LinkTarget("Lens", path) for path in paths)
+
+
+def resolved_paths(graph: LinkGraph, text: str) -> list[str | None]:
+    return [r.resolution.target.path if r.resolution.target else None for r in graph.links(SOURCE, text)]
+
+
+def test_the_same_documents_keep_the_resolutions_and_a_new_one_is_found() -> None:
+    graph = LinkGraph()
+    documents = targets("/Notes/A.md", "/Notes/B.md")
+    graph.set_documents(documents)
+    text = "See [[B]] and [[C]]."
+    first = graph.links(SOURCE, text)
+    assert resolved_paths(graph, text) == ["/Notes/B.md", None]
+    graph.set_documents(documents)
+    assert graph.links(SOURCE, text) is first
+    graph.set_documents(targets("/Notes/A.md", "/Notes/B.md"))  # equal, not the same object
+    assert graph.links(SOURCE, text) is first
+    graph.set_documents(targets("/Notes/A.md", "/Notes/B.md", "/Notes/C.md"))
+    assert resolved_paths(graph, text) == ["/Notes/B.md", "/Notes/C.md"]
+    graph.set_documents(targets("/Notes/A.md", "/Notes/C.md"))
+    assert resolved_paths(graph, text) == [None, "/Notes/C.md"]
