@@ -1,7 +1,9 @@
 """Forward links and backlinks between documents, computed from the live texts.
 
 Parsing a document's links is cached per text; resolving them is cached until the set of documents
-changes, and the resolver itself is updated incrementally (add/remove), never rebuilt.
+changes (each note's links, and each link target as written from a note, so a typed character outside
+the links resolves nothing again), and the resolver itself is updated incrementally (add/remove), never
+rebuilt.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ if TYPE_CHECKING:
     from lensrelay.docstore.store import DocStore
 
 
+MAX_REMEMBERED_RESOLUTIONS = 200_000
+
+
 @dataclass(frozen=True)
 class ResolvedLink:
     link: WikiLink
@@ -30,6 +35,7 @@ class LinkGraph:
         self._targets: frozenset[LinkTarget] = frozenset()
         self._parsed = {} if parsed is None else parsed  # may be shared: parsing depends on the text only
         self._resolved: dict[LinkTarget, tuple[str, list[ResolvedLink]]] = {}
+        self._resolutions: dict[tuple[LinkTarget, str], Resolution] = {}
 
     def set_documents(self, targets: frozenset[LinkTarget]) -> None:
         # Asked once per note indexed, mostly with the very set it has (the path index keeps one per
@@ -43,17 +49,26 @@ class LinkGraph:
             self._index.add(new)
         self._targets = targets
         self._resolved.clear()  # where a link points depends on which documents exist
+        self._resolutions.clear()
 
     def links(self, source: LinkTarget, text: str) -> list[ResolvedLink]:
         cached = self._resolved.get(source)
         if cached is not None and cached[0] is text:
             return cached[1]
         resolved = [
-            ResolvedLink(link=link, resolution=self._index.resolve(source=source, target=link.target))
+            ResolvedLink(link=link, resolution=self._resolve(source, link.target))
             for link in self._parse(source, text)
         ]
         self._resolved[source] = (text, resolved)
         return resolved
+
+    def _resolve(self, source: LinkTarget, target: str) -> Resolution:
+        resolution = self._resolutions.get((source, target))
+        if resolution is None:
+            if len(self._resolutions) >= MAX_REMEMBERED_RESOLUTIONS:
+                self._resolutions.clear()  # targets typed a character at a time, never written whole
+            resolution = self._resolutions[source, target] = self._index.resolve(source=source, target=target)
+        return resolution
 
     def _parse(self, source: LinkTarget, text: str) -> list[WikiLink]:
         cached = self._parsed.get(source)

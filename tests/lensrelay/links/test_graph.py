@@ -1,10 +1,13 @@
 """A link graph keeps its resolutions while its set of documents stays the same (the very set, or an equal
-one) and resolves again when a document comes or goes."""
+one), each link target as written from a note included, and resolves again when a document comes or
+goes."""
 
 from __future__ import annotations
 
+import pytest
+
 from lensrelay.links.graph import LinkGraph
-from lensrelay.links.resolve import LinkTarget
+from lensrelay.links.resolve import LinkTarget, Resolution
 
 SOURCE = LinkTarget("Lens", "/Notes/A.md")
 
@@ -32,3 +35,23 @@ def test_the_same_documents_keep_the_resolutions_and_a_new_one_is_found() -> Non
     assert resolved_paths(graph, text) == ["/Notes/B.md", "/Notes/C.md"]
     graph.set_documents(targets("/Notes/A.md", "/Notes/C.md"))
     assert resolved_paths(graph, text) == [None, "/Notes/C.md"]
+
+
+def test_a_character_typed_outside_the_links_resolves_nothing_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    graph = LinkGraph()
+    graph.set_documents(targets("/Notes/A.md", "/Notes/B.md"))
+    asked: list[str] = []
+    original = graph._index.resolve
+
+    def counted(*, source: LinkTarget, target: str) -> Resolution:
+        asked.append(target)
+        return original(source=source, target=target)
+
+    monkeypatch.setattr(graph._index, "resolve", counted)
+    assert resolved_paths(graph, "See [[B]].") == ["/Notes/B.md"]
+    assert resolved_paths(graph, "See [[B]]!") == ["/Notes/B.md"]
+    assert resolved_paths(graph, "See [[B]]! And [[C]]") == ["/Notes/B.md", None]
+    assert asked == ["B", "C"]
+    graph.set_documents(targets("/Notes/A.md", "/Notes/B.md", "/Notes/C.md"))
+    assert resolved_paths(graph, "See [[B]]! And [[C]]") == ["/Notes/B.md", "/Notes/C.md"]
+    assert asked == ["B", "C", "B", "C"]
