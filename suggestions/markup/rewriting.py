@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from suggestions.errors import SuggestionError
@@ -514,7 +514,7 @@ def _outcomes(mark: Mark, uid: str) -> tuple[str, ...]:
     return (new, old)
 
 
-def _contexts(pieces: list[tuple[str, ...]], *, leftward: bool) -> set[str]:
+def _contexts(pieces: Iterable[tuple[str, ...]], *, leftward: bool) -> set[str]:
     """Every text of up to ``_REACH`` characters that ``pieces`` (each its possible outcomes) can put
     next to a point: after it, or before it when ``leftward`` (the pieces then run away from the point)."""
     found: set[str] = set()
@@ -549,8 +549,9 @@ def _forged_by_any_decisions(raw: str, uid: str) -> str | None:
     pieces.append((raw[position:],))
     for index in ours:
         (left_out,) = pieces[index]
-        lefts = _contexts(pieces[index - 1 :: -1], leftward=True)
-        rights = _contexts(pieces[index + 1 :], leftward=False)
+        # Walked from the mark outwards, never copied: a note may hold thousands of marks.
+        lefts = _contexts(map(pieces.__getitem__, range(index - 1, -1, -1)), leftward=True)
+        rights = _contexts(itertools.islice(pieces, index + 1, None), leftward=False)
         if len(left_out) > 2 * _REACH:
             # No delimiter reaches across it: its inside once, then each edge with what may stand there.
             inside = _DELIMITER_LOOKAHEAD.search(left_out)
