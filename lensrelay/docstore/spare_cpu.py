@@ -52,9 +52,11 @@ def idle_class_can_be_left(*, nice: int) -> bool:
 
 
 # A pass is followed by a rest of at least this many times its own length: under load the derive process
-# is busy at most a fifth of the time, and each changed note is handled once per longer pass rather than
-# once per poll (a note typed into all along was re-read and re-indexed every half second).
-REST_PER_PASS = 4.0
+# is busy at most a sixteenth of the time, and each changed note is handled once per longer pass rather
+# than once per poll. Most of a pass's work is per changed note (its search row, its links): at a team's
+# load (150 notes typed into) a pass took ~0.15 s and handled nearly every note, each changed ~1.6 times
+# since the last; a rest of four times that (the first value) re-indexed each note for every other update.
+REST_PER_PASS = 15.0
 
 
 def next_pass_in(*, took: float, poll: float, stretch: float) -> float:
