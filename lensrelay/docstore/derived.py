@@ -50,7 +50,6 @@ from functools import partial
 from typing import Protocol
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 from pycrdt import merge_updates
 
@@ -254,10 +253,11 @@ def derive_backlog() -> float | None:
 
 
 def cursor_save(*, last_update_id: int, name: str = CURSOR_NAME) -> None:
-    with transaction.atomic():
-        DerivedCursor.objects.update_or_create(
-            name=name, defaults={"last_update_id": last_update_id, "updated": timezone.now()}
-        )
+    # One UPDATE on every pass but a cursor's first: `update_or_create` read the row first in a transaction
+    # of its own (SELECT, UPDATE of every column, and a savepoint inside a caller's transaction).
+    values = {"last_update_id": last_update_id, "updated": timezone.now()}
+    if not DerivedCursor.objects.filter(name=name).update(**values):
+        DerivedCursor.objects.update_or_create(name=name, defaults=values)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,15 @@ import itertools
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from pycrdt import Text
 
 from lensrelay.docstore import folderdoc, persistence
-from lensrelay.docstore.derived import DeriveFollower, cursor_load, derive_pending, follower_for
+from lensrelay.docstore.derived import DeriveFollower, cursor_load, cursor_save, derive_pending, follower_for
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.room import MODIFIED_RESOLUTION_SECONDS
 from lensrelay.docstore.store import DocStore
@@ -262,3 +264,14 @@ async def test_a_compaction_of_rows_never_read_is_handled_once_not_on_every_pass
     fresh = DeriveFollower(store)
     assert note.doc_id in await fresh.step()
     assert await fresh.step() == set()
+
+
+def test_a_cursor_that_exists_is_saved_in_one_update() -> None:
+    cursor_save(last_update_id=5, name="a-view")  # the first save makes it
+    assert cursor_load(name="a-view") == 5
+    with CaptureQueriesContext(connection) as queries:
+        cursor_save(last_update_id=9, name="a-view")
+    # Each pass saves its cursor; a read before the write and a savepoint were two statements too many.
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["UPDATE"]
+    assert cursor_load(name="a-view") == 9
+    assert cursor_load() != 9  # another cursor is left alone
