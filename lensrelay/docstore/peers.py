@@ -62,6 +62,9 @@ class PeerHost(Protocol):
 class PeerBus:
     def __init__(self, store: PeerHost) -> None:
         self.store = store
+        # False: this process sends its own updates to peers but joins no group and hears nothing (see
+        # `stop_listening`).
+        self.listening = True
         self.layer: Any = get_channel_layer()
         self.channel: str | None = None
         self.healthy = True
@@ -71,14 +74,22 @@ class PeerBus:
         self._outbox: deque[tuple[str, dict[str, Any]]] = deque()
         self._joined_at = 0.0
 
+    def stop_listening(self) -> None:
+        """Hear nothing from peers from now on (call it before the first document is loaded): for a
+        process that reads every change from the log anyway, news from peers is every update of every
+        document it holds, received, parsed and applied a second time (the derive process: issue 36)."""
+        self.listening = False
+
     async def start(self) -> None:
-        if self.channel is None:
+        if self.channel is None and self.listening:
             self.channel = await self.layer.new_channel()
             self._task = self.store.spawn(self._receive())
             self._groups.add(PEERS_GROUP)
             await self._call(self.layer.group_add, PEERS_GROUP, self.channel)
 
     async def join(self, doc_id: str) -> None:
+        if not self.listening:
+            return
         await self.start()
         group = group_name(doc_id)
         if group not in self._groups:
@@ -132,7 +143,7 @@ class PeerBus:
     # -- internals -------------------------------------------------------------------------------------
 
     async def _send(self, doc_id: str, message: dict[str, Any]) -> None:
-        if not self.healthy or group_name(doc_id) not in self._groups:
+        if not self.healthy or (self.listening and group_name(doc_id) not in self._groups):
             return  # the log carries it
         message = {**message, "doc_id": doc_id, "writer": self.store.writer, "reply": self.channel}
         await self._call(self.layer.group_send, group_name(doc_id), message)

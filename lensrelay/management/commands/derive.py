@@ -100,6 +100,9 @@ class Command(BaseCommand):
 
     async def _run(self, *, once: bool, parent_pid: int | None) -> None:
         store = get_store()
+        if store.peers is not None:
+            # Each pass reads the log: the workers' updates over Redis would be every update twice.
+            store.peers.stop_listening()
         spare = await _lower_priority_but_the_database_thread(store)
         follower_for(store).behind = spare.behind
         try:

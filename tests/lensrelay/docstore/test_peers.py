@@ -223,3 +223,24 @@ def test_sync_sockets_do_not_subscribe_to_the_channel_layer() -> None:
     # Channels' consumer would otherwise run a layer receive loop per socket, and close the socket
     # (1011) when Redis goes away.
     assert get_channel_layer(SyncConsumer.channel_layer_alias) is None
+
+
+async def test_a_process_that_stopped_listening_hears_nothing_but_its_own_updates_still_go_out(
+    workers: Any,
+) -> None:
+    first, second, layer = workers
+    for store in (first, second):
+        store.poll_seconds = 3600  # so whatever arrives meanwhile came through the layer
+    first.peers.stop_listening()  # as the derive process does
+    a, b = await shared_note(first, second)
+    await second.catch_up()
+    assert first.peers.channel is None
+    assert layer.members(group_name(a.doc_id)) == {second.peers.channel}
+    assert layer.members(PEERS_GROUP) == {second.peers.channel}
+    await edit(a, "derived ")
+    await eventually(lambda: text(b) == "derived start")
+    await edit(b, "typed ")
+    await asyncio.sleep(0.3)
+    assert text(a) == "derived start"  # not heard
+    assert await first.catch_up() == 1  # the log has it
+    assert text(a) == "typed derived start"
