@@ -551,7 +551,7 @@ def _forged_by_any_decisions(raw: str, uid: str) -> str | None:
         (left_out,) = pieces[index]
         # Walked from the mark outwards, never copied: a note may hold thousands of marks.
         lefts = _contexts(map(pieces.__getitem__, range(index - 1, -1, -1)), leftward=True)
-        rights = _contexts(itertools.islice(pieces, index + 1, None), leftward=False)
+        rights = _contexts(map(pieces.__getitem__, range(index + 1, len(pieces))), leftward=False)
         if len(left_out) > 2 * _REACH:
             # No delimiter reaches across it: its inside once, then each edge with what may stand there.
             inside = _DELIMITER_LOOKAHEAD.search(left_out)
