@@ -13,11 +13,13 @@ from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 from pycrdt import Text
 
+from lensrelay.docstore.derived import derived_debouncer
 from lensrelay.docstore.offsets import text_replace
 from lensrelay.docstore.texts import CONTENTS, text_cache
 from lensrelay.vault.documents import document_create
 from lensrelay.vault.paths import path_index
 from suggestions.lifecycle.commenting import (
+    THREADS,
     Commenter,
     thread_reply,
     thread_resolve,
@@ -81,6 +83,9 @@ async def edit_note(store: Any, doc: Any, change: Any) -> str:
         start, end, value = change(current)
         text_replace(ytext, current=current, start=start, end=end, value=value)
     await room.flushed()
+    # A pass of the derived view that read the text before this edit may write its rows after ours (a
+    # passage re-attached until the next pass): wait for its passes, the one this edit scheduled included.
+    await derived_debouncer(store, THREADS.name).settled()
     raw = str(ytext)
     await sync_to_async(threads_index)(entry=await entry_of(store, doc.doc_id), raw=raw)
     return raw
