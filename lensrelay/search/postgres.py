@@ -51,7 +51,7 @@ _VECTOR = (
 def upsert(documents: Sequence[IndexedDocument]) -> None:
     with connection.cursor() as cursor:
         for doc in documents:
-            title, meta, body = doc.parts()
+            title, meta, body = doc.parts
             cursor.execute(
                 f"""
                 INSERT INTO {TABLE} (doc_id, folder_id, path, title, body, modified, document)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -33,8 +34,10 @@ class IndexedDocument:
     text: str
     modified: float = 0.0  # the document's modified time when its text was read (seconds)
 
+    @cached_property
     def parts(self) -> tuple[str, str, str]:
-        """(title, frontmatter, body) as the index stores them.
+        """(title, frontmatter, body) as the index stores them (worked out once: before the write lock is
+        taken, see `search_index_documents`).
 
         Frontmatter is searchable but weighs less than the body and never fills a snippet.
         """

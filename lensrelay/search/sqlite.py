@@ -44,7 +44,7 @@ CHUNK = 500
 def upsert(documents: Sequence[IndexedDocument]) -> None:
     """Replace indexed documents in place and add new ones with a few batched statements (an import
     indexes thousands at once)."""
-    parts = {doc.doc_id: doc.parts() for doc in documents}
+    parts = {doc.doc_id: doc.parts for doc in documents}
     with connection.cursor() as cursor:
         known = _row_ids(cursor, list(parts))
         new = [doc for doc in documents if doc.doc_id not in known]
