@@ -24,6 +24,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from lensrelay.docstore.derived import CURSOR_NAME, cursor_save, derive_pending, derived_views, follower_for
+from lensrelay.docstore.giveway import give_way
 from lensrelay.docstore.spare_cpu import SpareCpu
 from lensrelay.docstore.store import DocStore, get_store
 from lensrelay.webhooks.delivery import WebhookDeliverer
@@ -92,6 +93,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        give_way()  # to the server's update log appends, in the same SQLite file
         if options["parent_pid"] is not None:
             _end_with_parent(options["parent_pid"])
         if options["rebuild"]:
