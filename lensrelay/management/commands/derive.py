@@ -102,6 +102,9 @@ class Command(BaseCommand):
 
     async def _run(self, *, once: bool, parent_pid: int | None) -> None:
         store = get_store()
+        # Each pass catches up with the log before it reads a note (DeriveFollower.step); polls in between
+        # would apply the same rows in smaller batches, each its own rehearsal, transaction and flush.
+        store.catch_up_on_poll = False
         if store.peers is not None:
             # Each pass reads the log: the workers' updates over Redis would be every update twice.
             store.peers.stop_listening()

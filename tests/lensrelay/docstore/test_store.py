@@ -128,6 +128,68 @@ async def test_updates_logged_by_another_process_reach_loaded_rooms(store: Any, 
     assert await store.catch_up() == 0  # each logged row is handled once, however often it is re-read
 
 
+async def test_a_documents_rows_of_one_catch_up_are_applied_as_one_update(store: Any, note: Any) -> None:
+    """The derive process catches up each note's rows of a pass (~7 at a team's load): one rehearsal,
+    transaction and broadcast for them, not one each."""
+    room = await store.get(note.doc_id)
+    peer = Recorder(note.doc_id)
+    room.join(peer)
+    other = Doc()
+    other.apply_update(room.state_update())
+    for word in ("one ", "two ", "three "):
+        before = other.get_state()
+        other.get("contents", type=Text).insert(0, word)
+        update = other.get_update(before)
+        await sync_to_async(persistence.append_update)(
+            note.doc_id, update, is_content=True, writer="elsewhere"
+        )
+    transactions: list[object] = []
+    room.doc.observe(transactions.append)
+    assert await store.catch_up() == 3
+    await room.flushed()
+    assert str(room.doc.get("contents", type=Text)) == "three two one start"
+    assert len(transactions) == 1
+    assert len(peer.frames) == 1
+    assert await store.catch_up() == 0
+
+
+async def test_a_broken_row_among_them_is_left_and_the_others_are_applied(store: Any, note: Any) -> None:
+    room = await store.get(note.doc_id)
+    other = Doc()
+    other.apply_update(room.state_update())
+    updates = []
+    for word in ("kept ", "also "):
+        before = other.get_state()
+        other.get("contents", type=Text).insert(0, word)
+        updates.append(other.get_update(before))
+    for update in (updates[0], b"\x07broken", updates[1]):
+        await sync_to_async(persistence.append_update)(
+            note.doc_id, update, is_content=True, writer="elsewhere"
+        )
+    assert await store.catch_up() == 2
+    await room.flushed()
+    assert str(room.doc.get("contents", type=Text)) == "also kept start"
+    assert await store.catch_up() == 0  # the broken row is not tried again
+
+
+async def test_a_store_that_catches_up_at_its_own_passes_does_not_on_each_poll(store: Any, note: Any) -> None:
+    """The derive process's: its follower catches up before each pass reads a note."""
+    store.catch_up_on_poll = False
+    store.poll_seconds = 0.01
+    room = await store.get(note.doc_id)
+    await asyncio.sleep(1.1)  # a poll at the fixture's interval, then at the new one
+    other = Doc()
+    other.apply_update(room.state_update())
+    before = other.get_state()
+    other.get("contents", type=Text).insert(0, "later ")
+    update = other.get_update(before)
+    await sync_to_async(persistence.append_update)(note.doc_id, update, is_content=True, writer="elsewhere")
+    await asyncio.sleep(0.2)  # twenty polls
+    assert str(room.doc.get("contents", type=Text)) == "start"
+    assert await store.catch_up() == 1
+    assert str(room.doc.get("contents", type=Text)) == "later start"
+
+
 async def test_idle_rooms_unload_and_reload_from_the_database(store: Any, note: Any) -> None:
     room = await store.get(note.doc_id)
     insert(room, 0, "kept ")
