@@ -328,8 +328,10 @@ async def _node_types(client: YClient, seed: int, count: int) -> list[str]:
     typed = []
     for i in range(count):
         piece = f"<n{seed}:{i}:{rng.choice(PIECES)}>"
+        # A place in the text as read; the client finds it in the text as it is when the insert arrives,
+        # which others may have typed into meanwhile (a UTF-16 index from the read once split an emoji).
         text = await client.text()
-        await client.insert(utf16_index(text, rng.randint(0, len(text))), piece)
+        await client.insert_at_code_point(rng.randint(0, len(text)), piece)
         typed.append(piece)
     return typed
 

@@ -224,6 +224,11 @@ class YClient:
         """Insert at a UTF-16 index (see :func:`utf16_index`)."""
         await self.call("insert", index=index, text=text, name=name)
 
+    async def insert_at_code_point(self, index: int, text: str, *, name: str = "contents") -> None:
+        """Insert before the ``index``-th code point of the text as the client holds it when the command
+        arrives (an index worked out from an earlier read may split a surrogate pair typed since)."""
+        await self.call("insert", index=index, text=text, name=name, codePoints=True)
+
     async def delete(self, index: int, length: int, *, name: str = "contents") -> None:
         """Delete ``length`` UTF-16 units at a UTF-16 index."""
         await self.call("delete", index=index, length=length, name=name)

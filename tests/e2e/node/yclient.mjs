@@ -116,9 +116,27 @@ const waitUntil = (check, timeoutMs, describe) => new Promise((resolve, reject) 
   attempt()
 })
 
+// The UTF-16 offset of the `codePoints`-th code point of `text` (its end past the last): an index worked
+// out here, on the text as it is now, never falls between the halves of a surrogate pair.
+const utf16Offset = (text, codePoints) => {
+  let offset = 0
+  let seen = 0
+  for (const char of text) {
+    if (seen === codePoints) break
+    offset += char.length
+    seen += 1
+  }
+  return offset
+}
+
 const applyOp = (op) => {
   switch (op.op ?? op.cmd) {
-    case 'insert': textOf(op.name).insert(asInt(op.index, 'index'), String(op.text)); return
+    case 'insert': {
+      const ytext = textOf(op.name)
+      const index = asInt(op.index, 'index')
+      ytext.insert(op.codePoints ? utf16Offset(ytext.toString(), index) : index, String(op.text))
+      return
+    }
     case 'delete': textOf(op.name).delete(asInt(op.index, 'index'), asInt(op.length, 'length')); return
     case 'mapSet': mapOf(op.name).set(String(op.key), op.value); return
     case 'mapDelete': mapOf(op.name).delete(String(op.key)); return
