@@ -67,6 +67,7 @@ class ChangeFollower:
         # skipped the log because nobody listened, what lies below it is no news to anyone.
         self._from_cursor = False
         self._low = 0  # never read below this (set where the window below the cursor is no news)
+        self.nobody_listens = False  # no enabled endpoint at the last pass (of any event type)
 
     def _start(self) -> tuple[int, bool]:
         """The cursor, and whether it was just made (the first start ever: no window to read again)."""
@@ -83,7 +84,9 @@ class ChangeFollower:
     def step(self) -> int:
         """One pass; returns how many documents' events were recorded or moved on."""
         cursor, made = self._start()
-        if CHANGED not in wanted_types():
+        wanted = wanted_types()
+        self.nobody_listens = not wanted
+        if CHANGED not in wanted:
             # Nobody listens: move the cursor to the log's end without reading it. An endpoint added
             # later hears of changes from then on (after a restart, from at most IDLE_SAVE_SECONDS before).
             newest = max(cursor, YUpdate.objects.aggregate(top=Max("id"))["top"] or 0)

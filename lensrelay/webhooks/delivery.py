@@ -50,6 +50,10 @@ T = TypeVar("T")
 CONCURRENCY = 8
 RELEASE_BATCH = 500
 POLL_SECONDS = 0.5
+# The loop's passes while no endpoint is enabled: the derive process ran its five queries twice a second
+# for nobody (issue 36). An endpoint enabled meanwhile hears of what happened since the pass before it was,
+# and its first event waits in the outbox at most this long.
+IDLE_POLL_SECONDS = 2.0
 # A claim outlives the attempt's timeout by this much before the delivery is due again.
 CLAIM_MARGIN_SECONDS = 5.0
 PRUNE_EVERY_SECONDS = 3600.0
@@ -267,6 +271,7 @@ class WebhookDeliverer:
         self._inflight: dict[int, asyncio.Task[None]] = {}
         self._pruned_at = 0.0
         self.sent = 0
+        self.idle = False  # the last pass found no enabled endpoint and nothing to send or wait for
 
     async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         def call() -> T:
@@ -287,12 +292,14 @@ class WebhookDeliverer:
             await self.db(webhook_rows_prune)
         room = CONCURRENCY - len(self._inflight)
         if room <= 0:
+            self.idle = False
             return 0
         claimed = await self.db(deliveries_claim, limit=room)
         for item in claimed:
             task = asyncio.create_task(self._attempt(item), name=f"webhook-{item.delivery_id}")
             self._inflight[item.delivery_id] = task
             task.add_done_callback(functools.partial(self._done, item.delivery_id))
+        self.idle = self._changes is not None and self._changes.nobody_listens and not self._inflight
         return len(claimed)
 
     def _done(self, delivery_id: int, _task: asyncio.Task[None]) -> None:
@@ -337,7 +344,7 @@ class WebhookDeliverer:
             except Exception:
                 logger.exception("webhook delivery pass failed")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=POLL_SECONDS)
+                await asyncio.wait_for(stop.wait(), timeout=IDLE_POLL_SECONDS if self.idle else POLL_SECONDS)
 
     async def close(self) -> None:
         # Attempts in flight are left to their claims: a restart sends them again.

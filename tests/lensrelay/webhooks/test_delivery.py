@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from lensrelay.docstore.derived import cursor_load
 from lensrelay.models import Document, Folder, YUpdate
 from lensrelay.observability.scrape import metrics_exposition
-from lensrelay.webhooks import selectors
+from lensrelay.webhooks import delivery, selectors
 from lensrelay.webhooks.changes import CURSOR_NAME, IDLE_SAVE_SECONDS, ChangeFollower
 from lensrelay.webhooks.delivery import (
     WebhookDeliverer,
@@ -407,6 +407,42 @@ def test_an_idle_pass_takes_no_write_lock() -> None:
         assert deliveries_claim(limit=4) == []
     statements = [q["sql"].split()[0].upper() for q in queries.captured_queries]
     assert statements and set(statements) == {"SELECT"}, statements
+
+
+async def _passes_in_half_a_second(deliverer: WebhookDeliverer) -> int:
+    count = 0
+    step = deliverer.step
+
+    async def counted() -> int:
+        nonlocal count
+        count += 1
+        return await step()
+
+    deliverer.step = counted  # type: ignore[method-assign]
+    stop = asyncio.Event()
+    running = asyncio.create_task(deliverer.run(stop=stop))
+    try:
+        await asyncio.sleep(0.5)
+    finally:
+        stop.set()
+        await running
+        await deliverer.close()
+    return count
+
+
+async def test_with_no_enabled_endpoint_the_loop_looks_less_often(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its queries twice a second for nobody were a constant cost of the derive process (issue 36)."""
+    monkeypatch.setattr(delivery, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(delivery, "IDLE_POLL_SECONDS", 30.0)
+    nobody = WebhookDeliverer()
+    assert await _passes_in_half_a_second(nobody) == 1
+    assert nobody.idle
+    await sync_to_async(hook)(receiver)
+    listened = WebhookDeliverer()
+    assert await _passes_in_half_a_second(listened) > 5
+    assert not listened.idle
 
 
 def test_with_a_listener_a_pass_with_no_news_takes_no_write_lock(receiver: Receiver) -> None:
