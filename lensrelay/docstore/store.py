@@ -71,7 +71,7 @@ def keep_connection_healthy() -> None:
 
 def _apply_rows(room: Room, rows: list[tuple[int, bytes]]) -> int:
     """Apply logged rows to a room as one update (one rehearsal, transaction and flush for a document's
-    rows of a poll: the derive process catches up ~7 rows a note per pass at a team's load); rows that do
+    rows of a poll: the derive process catches up several a note at each pass at a team's load); rows that do
     not merge go one by one, and one that does not decode is logged and left. Returns the rows applied."""
     if len(rows) > 1:
         try:
