@@ -81,6 +81,9 @@ def write_file(
         if now is not None:
             with contextlib.suppress(OSError):
                 os.chmod(temp, os.stat(path).st_mode & 0o7777)
+        # Our file's own signature, taken before the rename (which keeps it): read at the path afterwards, it
+        # could be that of a save made just after the rename, which would then never be seen as a change.
+        written = Signature.of(os.stat(temp))
         # The last look before the rename: a save in between these two lines is the only one that can be lost.
         if signature(path) != now:
             return None
@@ -88,4 +91,4 @@ def write_file(
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
-    return signature(path)
+    return written

@@ -93,6 +93,30 @@ def test_a_write_never_overwrites_a_save_it_has_not_read(tmp_path: Path) -> None
     assert write_note(other, "from the server\n", expect=None, create=True) is None
 
 
+def test_a_save_right_after_a_write_is_not_taken_for_the_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note = tmp_path / "Note.md"
+    write_note(note, "mine\n", expect=None, create=True)
+    found = read_note(note)
+    assert found is not None
+    replace = os.replace
+
+    def then_the_editor_saves(src: str | Path, dst: str | Path) -> None:
+        replace(src, dst)
+        if Path(dst) == note:
+            editor = tmp_path / ".save.tmp"
+            editor.write_text("saved by the editor at once\n", encoding="utf-8")
+            replace(editor, note)
+
+    monkeypatch.setattr(os, "replace", then_the_editor_saves)
+    written = write_note(note, "from the server\n", expect=found[1])
+    monkeypatch.undo()
+    # The signature returned is the server text's file, so the editor's save still reads as a change.
+    assert written is not None and written != signature(note)
+    assert note.read_text(encoding="utf-8") == "saved by the editor at once\n"
+
+
 def test_the_state_file_round_trips_and_belongs_to_one_folder(tmp_path: Path) -> None:
     state = State()
     state.check(server="http://x", folder_doc="f" * 73, root=tmp_path)
