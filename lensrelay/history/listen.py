@@ -88,6 +88,13 @@ def quiet_for(store: DocStore) -> Debounced:
 
 # -- in the derive process ------------------------------------------------------------------------------
 
+# Baselines looked for per pass at most (issue 36). When a team starts typing into many notes each needs
+# its first version at once: 150 of them in one pass (a state rebuilt from the log, a text decoded, a
+# write transaction each) cost the live path's tail more than everything else the derive process does.
+# None is urgent while the rows before its burst are in the log; a burst long enough that a compaction
+# (`LENSRELAY_COMPACT_AFTER_UPDATES` rows) could soon fold them away is taken beyond the budget.
+BASELINES_PER_PASS = 10
+
 
 @dataclass
 class _Burst:
@@ -153,9 +160,17 @@ class VersionsFollower:
             burst.add(row_id, author, created)
 
     async def _baselines(self) -> None:
-        for doc_id, burst in list(self.bursts.items()):
-            if burst.baseline == "done" or (burst.baseline == "waiting" and burst.asked_at == burst.last_id):
-                continue
+        due = [
+            (doc_id, burst)
+            for doc_id, burst in self.bursts.items()
+            if burst.baseline == "todo" or (burst.baseline == "waiting" and burst.asked_at != burst.last_id)
+        ]
+        # The nearest to a compaction first; one asked with no row since (it failed) after the others.
+        due.sort(key=lambda item: (item[1].asked_at == item[1].last_id, -len(item[1].authors)))
+        urgent = int(settings.LENSRELAY_COMPACT_AFTER_UPDATES) // 4
+        for asked, (doc_id, burst) in enumerate(due):
+            if asked >= BASELINES_PER_PASS and len(burst.authors) < urgent:
+                break  # the next passes take the rest
             burst.asked_at = burst.last_id
             with failures_logged(logger, "recording the version before the edits of %s", doc_id):
                 done = await self.store.db(

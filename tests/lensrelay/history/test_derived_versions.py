@@ -181,3 +181,37 @@ async def test_a_failing_version_never_stops_the_follower(store: Any, note: Any,
     monkeypatch.undo()
     await derive_pending(store)
     assert await sync_to_async(texts)(note.doc_id) == ["start 😀 x", "start 😀"]
+
+
+async def test_a_pass_looks_for_a_few_baselines_and_for_a_long_burst_beyond_them(
+    store: Any, process_mode: None, make_folder: Any, monkeypatch: Any, settings: Any
+) -> None:
+    """A team starting to type into many notes: their first versions are spread over passes (each a state
+    rebuilt and a write), except a burst so long that a compaction could soon fold the text before it."""
+    folder = await sync_to_async(make_folder)("Lens")
+    notes = [
+        await document_create(store=store, folder=folder, path=f"/N{n}.md", text=f"note {n}")
+        for n in range(7)
+    ]
+    follower = follower_for(store)
+    await follower.step()  # their creations: nothing to keep before a first edit
+    monkeypatch.setattr(listen, "BASELINES_PER_PASS", 2)
+    settings.LENSRELAY_COMPACT_AFTER_UPDATES = 40  # a burst of 10 rows is urgent
+    short, long = notes[:4], notes[4:]
+    for note in short:
+        await append(store, note.doc_id, " edited", author="alice")
+    for note in long:
+        for n in range(10):
+            await append(store, note.doc_id, f" {n}", author="bob")
+
+    def versioned() -> set[str]:
+        return set(DocVersion.objects.values_list("doc_id", flat=True))
+
+    await follower.step()
+    assert await sync_to_async(versioned)() == {note.doc_id for note in long}
+    await follower.step()
+    assert len(await sync_to_async(versioned)()) == 5
+    await follower.step()
+    assert len(await sync_to_async(versioned)()) == 7
+    for n, note in enumerate(notes):
+        assert await sync_to_async(texts)(note.doc_id) == [f"note {n}"]
