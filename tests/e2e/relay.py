@@ -46,6 +46,12 @@ for name, spec in plan["tokens"].items():
 print({marker!r} + json.dumps(raw))
 """
 
+_BACKLOG_MARKER = "E2E-BACKLOG "
+_BACKLOG_SCRIPT = """
+from lensrelay.docstore.derived import derive_backlog
+print({marker!r} + str(int(derive_backlog() or 0)))
+"""
+
 _DISABLE_TOKENS_SCRIPT = """
 from datetime import timedelta
 from django.utils import timezone
@@ -246,6 +252,20 @@ class Relay:
 
     async def aexport_vault(self, *, folder: str, path: Path) -> str:
         return await asyncio.to_thread(self.export_vault, folder=folder, path=path)
+
+    async def aderived(self, *, timeout: float = 60.0) -> None:
+        """Wait until the derive process has read the whole update log. What it reads later is told then:
+        a note imported before a test subscribes or registers a hook would be told after it, beside the
+        test's own edit."""
+
+        async def backlog() -> str:
+            return await asyncio.to_thread(
+                self.manage, "shell", "-c", _BACKLOG_SCRIPT.format(marker=_BACKLOG_MARKER)
+            )
+
+        await poll(
+            backlog, lambda out: f"{_BACKLOG_MARKER}0" in out.splitlines(), timeout=timeout, what="derived"
+        )
 
     # ---------------------------------------------------------------- HTTP
 

@@ -59,10 +59,6 @@ for session in {sessions!r}:
     told[session] = [m["params"]["uri"] for m in messages if m["method"] == "notifications/resources/updated"]
 print({mark!r} + json.dumps(told))
 """
-_BACKLOG_SCRIPT = """
-from lensrelay.docstore.derived import derive_backlog
-print({mark!r} + str(int(derive_backlog() or 0)))
-"""
 
 
 @pytest.fixture(scope="module")
@@ -123,21 +119,11 @@ async def watching(
         yield uri, writer, reader
 
 
-async def derived_everything(relay: Relay) -> None:
-    """Wait until the derive process has read the whole log: a pass reading the notes' import after a
-    subscription would tell of it too (seen once in CI, the edit told twice)."""
-
-    async def backlog() -> str:
-        return await asyncio.to_thread(relay.manage, "shell", "-c", _BACKLOG_SCRIPT.format(mark=_MARK))
-
-    await poll(backlog, lambda out: f"{_MARK}0" in out.splitlines(), timeout=60, what="the derive backlog")
-
-
 async def test_an_edit_is_told_by_the_derive_process_within_the_bound(
     relay: Relay, vault: dict[str, str], yclients: Any
 ) -> None:
     await the_derive_process(relay)
-    await derived_everything(relay)
+    await relay.aderived()  # the notes' import told before the subscription, not after (seen once in CI)
     heard = Heard()
     async with watching(relay, yclients, vault["watcher"], heard, "Watched") as (uri, writer, _):
         started = time.monotonic()
