@@ -7,22 +7,26 @@
 // clkTck?}: targetsFile names a JSON list of {room, serverUrls, params}; only the first writersPerDoc
 // clients of a document type (all by default); serverPids lists processes whose CPU time over the typing
 // window is reported. Prints one JSON line with sent, delivered, expected deliveries, p50/p99 latency (ms),
-// connection errors, how many documents converged, and server_cpu_s.
+// connection errors, how many documents converged, server_cpu_s and the kernel's part of it, server_system_s.
 
 import { readFileSync } from 'node:fs'
 import { connectClient, percentile, readArgs, runMain, sleep, waitUntil } from './deps.mjs'
 
 const MARK = /⟨(\d+)\.(\d+)\.(\d+\.\d+)⟩/g
 
+// User and system (kernel) CPU seconds of the processes, all threads: the kernel's share is mostly the
+// sockets' sends and receives, which any server pays; the user share is the server's own code.
 const cpuSeconds = (pids, clkTck) => {
-  let total = 0
+  let user = 0
+  let system = 0
   for (const pid of pids) {
     try {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ')
-      total += (Number(fields[11]) + Number(fields[12])) / clkTck
+      user += Number(fields[11]) / clkTck
+      system += Number(fields[12]) / clkTck
     } catch { return null }
   }
-  return total
+  return { user, system }
 }
 
 const main = async () => {
@@ -91,7 +95,8 @@ const main = async () => {
     errors: all.filter((c) => c.closed).length,
     converged: converged(),
     settleMs: performance.now() - settleStart,
-    server_cpu_s: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore
+    server_cpu_s: cpuBefore === null || cpuAfter === null ? null : cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system,
+    server_system_s: cpuBefore === null || cpuAfter === null ? null : cpuAfter.system - cpuBefore.system
   }
   for (const client of all) client.provider.destroy()
   return result
