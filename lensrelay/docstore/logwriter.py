@@ -76,7 +76,6 @@ def retrying_while_locked(write: Callable[[], T]) -> T:
 class _Append:
     doc_id: str
     update: bytes
-    touch: bool
     author: str
     future: asyncio.Future[int]
 
@@ -149,12 +148,12 @@ class LogWriter:
         self._thread: threading.Thread | None = None
         self._closed = False
 
-    def append(self, doc_id: str, update: bytes, *, touch: bool, author: str = "") -> asyncio.Future[int]:
+    def append(self, doc_id: str, update: bytes, *, author: str = "") -> asyncio.Future[int]:
         """Queue one update; the future gives its log id once committed, or the database's error."""
         if self._closed:
             raise RuntimeError("the update log writer is closed")
         future: asyncio.Future[int] = self.loop.create_future()
-        if self._on_loop is not None and not touch and self._queue.empty():
+        if self._on_loop is not None and self._queue.empty():
             row_id = self._on_loop.append(doc_id, update, self.writer, author)
             if row_id is not None:
                 future.set_result(row_id)
@@ -163,7 +162,7 @@ class LogWriter:
             self._thread = threading.Thread(target=self._run, name="lensrelay-log", daemon=True)
             self._thread.start()
         log_appends_queued()  # this process's other writers let it go first (docstore.logfirst)
-        self._queue.put(_Append(doc_id, update, touch, author, future))
+        self._queue.put(_Append(doc_id, update, author, future))
         return future
 
     def close(self) -> None:
@@ -205,7 +204,7 @@ class LogWriter:
             self._prepare()
             ids = retrying_while_locked(
                 lambda: persistence.append_updates(
-                    [(entry.doc_id, entry.update, entry.touch, entry.author) for entry in batch],
+                    [(entry.doc_id, entry.update, False, entry.author) for entry in batch],
                     writer=self.writer,
                 )
             )

@@ -144,10 +144,11 @@ def _touch(cursor: Any, doc_ids: Sequence[str], modified: Any) -> None:
     )
 
 
-def touch_modified(doc_id: str) -> None:
-    """The last change of a burst gets its time (plain SQL: each typing document asks every few seconds)."""
+def touch_modified(doc_ids: Sequence[str]) -> None:
+    """Notes changed lately get the time now (docstore.modified: one statement for a store's every few
+    seconds)."""
     with connection.cursor() as cursor:
-        _touch(cursor, [doc_id], connection.ops.adapt_datetimefield_value(timezone.now()))
+        _touch(cursor, doc_ids, connection.ops.adapt_datetimefield_value(timezone.now()))
 
 
 @dataclass(frozen=True)

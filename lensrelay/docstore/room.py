@@ -15,7 +15,6 @@ from typing import Any, Generic, Protocol, TypeVar
 import anyio._backends._asyncio  # noqa: F401
 from pycrdt import Doc, Subscription, TransactionEvent, merge_updates
 
-from lensrelay.docstore import persistence
 from lensrelay.docstore.acting import current_actor, current_label
 from lensrelay.docstore.frontmattermap import FrontmatterFollower
 from lensrelay.docstore.rehearsal import Rehearsal, UpdateRefused, apply_or_refuse
@@ -32,7 +31,6 @@ EMPTY_UPDATE = b"\x00\x00"
 # clients that connected together (a server restart, a team's morning) renew together, and one message
 # per room instead of one per client keeps that wave off every delivery.
 AWARENESS_RENEWAL_SECONDS = 1.0
-MODIFIED_RESOLUTION_SECONDS = 2.0
 
 
 class Peer(Protocol):
@@ -103,8 +101,6 @@ class Room(Generic[Host]):
         self.last_used = time.monotonic()
         self.log_rows = 0
         self.last_logged_id = 0  # the log row of the latest change made here
-        self._modified_at = 0.0
-        self._modified_trailing = False
         self._origin: object = SERVER
         self._pending: list[tuple[bytes, object]] = []
         self._flush_task: asyncio.Task[None] | None = None
@@ -246,25 +242,6 @@ class Room(Generic[Host]):
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         await waiter
-
-    def modified_is_due(self) -> bool:
-        """Whether to bump the document's modified time with this update: at most every few seconds,
-        so a burst of keystrokes is one row write each, not two."""
-        now = time.monotonic()
-        wait = self._modified_at + MODIFIED_RESOLUTION_SECONDS - now
-        if wait <= 0:
-            self._modified_at = now
-            return True
-        if not self._modified_trailing:
-            # The last change of a burst still gets its time, a moment later.
-            self._modified_trailing = True
-            asyncio.get_running_loop().call_later(wait, self._touch_modified)
-        return False
-
-    def _touch_modified(self) -> None:
-        self._modified_trailing = False
-        self._modified_at = time.monotonic()
-        self.store.spawn(self.store.db(persistence.touch_modified, self.doc_id))
 
     async def _flush(self) -> None:
         if self.store.batch_seconds:

@@ -21,6 +21,7 @@ from pycrdt import merge_updates
 from lensrelay.docstore import persistence
 from lensrelay.docstore.logwriter import LogWriter, LoopAppender
 from lensrelay.docstore.loopread import LoopReader
+from lensrelay.docstore.modified import ModifiedTimes
 from lensrelay.docstore.panics import failures_logged, is_panic
 from lensrelay.docstore.peers import PeerBus
 from lensrelay.docstore.room import FOREIGN, Room
@@ -156,17 +157,14 @@ class DocStore:
         delay = 0.05
         while True:
             try:
-                row_id = await self.log.append(
-                    room.doc_id,
-                    update,
-                    touch=room.kind == "content" and room.modified_is_due(),
-                    author=author,
-                )
+                row_id = await self.log.append(room.doc_id, update, author=author)
             except Exception:
                 logger.exception("could not log an update of %s; retrying in %.2fs", room.doc_id, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue
+            if room.kind == "content":
+                self.attached(ModifiedTimes).changed(room.doc_id)
             if self.peers is not None:
                 self.peers.publish(room.doc_id, update, row_id)
             return row_id
@@ -423,6 +421,7 @@ class DocStore:
         """Flush everything (used at shutdown and by tests)."""
         for room in list(self.rooms.values()):
             await room.flushed()
+        await self.attached(ModifiedTimes).flush()
         # The rooms stay readable, but no longer count as held live (a closed store serves nobody).
         if not self._closed:
             self._closed = True

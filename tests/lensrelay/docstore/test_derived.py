@@ -25,8 +25,8 @@ from lensrelay.docstore.derived import (
     feed_read,
     follower_for,
 )
+from lensrelay.docstore.modified import MODIFIED_RESOLUTION_SECONDS
 from lensrelay.docstore.offsets import text_replace
-from lensrelay.docstore.room import MODIFIED_RESOLUTION_SECONDS
 from lensrelay.docstore.store import DocStore
 from lensrelay.history.models import DocVersion
 from lensrelay.history.recording import state_text
@@ -135,7 +135,7 @@ async def scenario(ops: list[tuple[int, frozenset[int]]]) -> None:
             room = store.rooms[note.doc_id]
             await room.flushed()
 
-        # The last change of a burst gets its modified time a moment later (room.MODIFIED_RESOLUTION_SECONDS);
+        # The last change of a burst gets its modified time a moment later (docstore.modified);
         # the from-scratch comparison below reads that time, so let it land before deriving.
         await asyncio.sleep(MODIFIED_RESOLUTION_SECONDS + 0.2)
         # A follower that starts now (a restarted derive process) resumes from the saved cursor.

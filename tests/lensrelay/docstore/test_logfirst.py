@@ -121,7 +121,7 @@ async def test_the_log_writer_counts_its_queue_down_to_nothing_even_when_an_appe
     monkeypatch.setattr(persistence, "append_updates", refusing)
     writer = LogWriter(asyncio.get_running_loop(), writer="counted", prepare=lambda: None)
     try:
-        futures = [writer.append("bad" if n == 2 else "good", bytes([n]), touch=False) for n in range(6)]
+        futures = [writer.append("bad" if n == 2 else "good", bytes([n])) for n in range(6)]
         await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), timeout=10)
     finally:
         await asyncio.get_running_loop().run_in_executor(None, writer.close)

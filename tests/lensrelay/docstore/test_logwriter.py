@@ -27,7 +27,7 @@ def _rows(doc_id: str) -> list[tuple[int, bytes, str]]:
 async def test_appends_queued_together_are_all_committed_in_order() -> None:
     writer = LogWriter(asyncio.get_running_loop(), writer="w1", prepare=lambda: None)
     try:
-        futures = [writer.append("doc-a", f"u{n}".encode(), touch=False) for n in range(50)]
+        futures = [writer.append("doc-a", f"u{n}".encode()) for n in range(50)]
         ids = await asyncio.wait_for(asyncio.gather(*futures), timeout=10)
     finally:
         await asyncio.get_running_loop().run_in_executor(None, writer.close)
@@ -47,7 +47,7 @@ async def test_one_entry_the_database_refuses_does_not_fail_the_rest(monkeypatch
     monkeypatch.setattr(persistence, "append_updates", refusing)
     writer = LogWriter(asyncio.get_running_loop(), writer="w2", prepare=lambda: None)
     try:
-        futures = [writer.append("bad" if n == 3 else "good", bytes([n]), touch=False) for n in range(8)]
+        futures = [writer.append("bad" if n == 3 else "good", bytes([n])) for n in range(8)]
         results = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), timeout=10)
     finally:
         await asyncio.get_running_loop().run_in_executor(None, writer.close)
@@ -60,11 +60,11 @@ async def test_one_entry_the_database_refuses_does_not_fail_the_rest(monkeypatch
 
 async def test_a_closed_writer_refuses_new_appends() -> None:
     writer = LogWriter(asyncio.get_running_loop(), writer="w3", prepare=lambda: None)
-    first = writer.append("doc-c", b"kept", touch=False)
+    first = writer.append("doc-c", b"kept")
     await asyncio.get_running_loop().run_in_executor(None, writer.close)
     assert isinstance(await first, int)  # what was queued before close is written
     with pytest.raises(RuntimeError, match="closed"):
-        writer.append("doc-c", b"late", touch=False)
+        writer.append("doc-c", b"late")
     assert [data for _, data, _ in await sync_to_async(_rows)("doc-c")] == [b"kept"]
 
 
@@ -79,7 +79,7 @@ async def test_on_sqlite_a_free_database_is_appended_to_on_the_loop_itself() -> 
     on_loop = _on_loop()
     writer = LogWriter(asyncio.get_running_loop(), writer="w4", prepare=lambda: None, on_loop=on_loop)
     try:
-        future = writer.append("doc-d", b"now", touch=False)
+        future = writer.append("doc-d", b"now")
         assert future.done()  # committed before append returned: no thread was involved
         row_id = future.result()
     finally:
@@ -93,7 +93,7 @@ async def test_on_sqlite_a_locked_database_sends_the_append_to_the_thread() -> N
     locker.execute("BEGIN IMMEDIATE")  # another writer holds the lock
     writer = LogWriter(asyncio.get_running_loop(), writer="w5", prepare=lambda: None, on_loop=on_loop)
     try:
-        future = writer.append("doc-e", b"later", touch=False)
+        future = writer.append("doc-e", b"later")
         await asyncio.sleep(0.2)
         assert not future.done()  # waiting for the lock on the writer thread, not lost, not on the loop
         locker.execute("COMMIT")
@@ -150,7 +150,7 @@ def test_one_batch_is_one_insert_in_order_and_touches_only_what_it_names() -> No
     assert modified["doc-a"] > long_ago + timedelta(days=2) and modified["doc-b"] == long_ago
     assert persistence.append_updates([], writer="w9") == []
 
-    persistence.touch_modified("doc-b")
+    persistence.touch_modified(["doc-b"])
     assert Document.objects.get(doc_id="doc-b").modified > long_ago + timedelta(days=2)
 
 
@@ -172,7 +172,7 @@ async def test_on_sqlite_the_thread_asks_again_for_the_lock_rather_than_sleeping
     locker.execute("BEGIN IMMEDIATE")
     writer = LogWriter(asyncio.get_running_loop(), writer="w7", prepare=lambda: None, on_loop=on_loop)
     try:
-        future = writer.append("doc-g", b"asked", touch=False)
+        future = writer.append("doc-g", b"asked")
         await asyncio.sleep(0.05)
         assert not future.done()
         locker.execute("COMMIT")
