@@ -10,12 +10,25 @@ Scaled out, each worker process writes its numbers into files of one shared dire
 adds them up (`lensrelay.observability.scrape`). Gauges of a process count only while it lives
 (`livesum`, `livemax`). Without that directory each process keeps its own numbers in memory.
 
-The live path counts through these helpers only: an increment is a few microseconds (a lock taken and
-released around one float, in the shared-file mode a write into a memory-mapped file), no query, no await.
+The live path counts through these helpers only: no query, no await. An increment in prometheus_client is
+a few microseconds (a lock taken and released around one float, in the shared-file mode a check of the
+process id and a write into a memory-mapped file), and each update received, logged and sent made six:
+about a twentieth of the server's CPU at a team's load (issue 36). So the per-update series are gathered
+in plain numbers here (`_Gathered`) and handed to prometheus_client a second apart (`flush_live_counts`:
+by the next count due, by the event-loop monitor when none comes), whenever this process is scraped, and
+at exit. A scrape reads its own process's numbers exactly and other workers' at most a second old; a
+worker killed outright loses at most its last second of them.
+
 Numbers read from the database (pending suggestions, derived-work backlog) are read when scraped.
 """
 
 from __future__ import annotations
+
+import atexit
+import math
+import threading
+import time
+from bisect import bisect_left
 
 from prometheus_client import Counter, Gauge, Histogram
 
@@ -32,6 +45,9 @@ MCP_OUTCOMES = ("ok", "error", "forbidden", "unknown_tool", "internal_error", "c
 MCP_UNKNOWN_TOOL = "unknown"
 # The final statuses a suggestion leaves pending for (suggestions.models.Suggestion.Status).
 DECISION_OUTCOMES = ("accepted", "rejected", "stale", "superseded")
+
+# The per-update series are handed to prometheus_client this often (see above).
+FLUSH_SECONDS = 1.0
 
 # -- buckets (seconds) ------------------------------------------------------------------------------------
 
@@ -142,6 +158,56 @@ _DELIVERED_AWARENESS = DELIVERIES.labels(kind="awareness")
 _ROOMS = {kind: ROOMS.labels(kind=kind) for kind in ROOM_KINDS}
 
 
+class _Observations:
+    """A histogram's observations since the last hand-over: a count per bucket and their sum."""
+
+    __slots__ = ("bounds", "counts", "total")
+
+    def __init__(self, buckets: tuple[float, ...]) -> None:
+        self.bounds = (*buckets, math.inf)
+        self.counts = [0] * len(self.bounds)
+        self.total = 0.0
+
+    def add(self, seconds: float) -> None:
+        # The first bucket whose bound is at least the value, as Histogram.observe picks it.
+        self.counts[bisect_left(self.bounds, seconds)] += 1
+        self.total += seconds
+
+    def take(self) -> _Observations:
+        taken = _Observations(())
+        taken.bounds, taken.counts, taken.total = self.bounds, self.counts, self.total
+        self.counts, self.total = [0] * len(self.bounds), 0.0
+        return taken
+
+    def hand_to(self, histogram: Histogram) -> None:
+        if not any(self.counts):
+            return
+        # Histogram.observe(v) in prometheus_client 0.26 (pinned in pyproject.toml) is `_sum.inc(v)` and
+        # `_buckets[i].inc(1)` for that first bucket: the same, n at a time. tests/lensrelay/observability/
+        # test_gathered.py checks both ways give the same exposition.
+        histogram._sum.inc(self.total)
+        for value, count in zip(histogram._buckets, self.counts, strict=True):
+            if count:
+                value.inc(count)
+
+
+class _Gathered:
+    """The per-update series since the last flush. Counted on the event loop's thread; the lock keeps a
+    scrape's flush from a request thread exact."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.updates_websocket = 0
+        self.delivered_updates = 0
+        self.delivered_awareness = 0
+        self.persist = _Observations(DATABASE_BUCKETS)
+        self.broadcast = _Observations(FAST_BUCKETS)
+        self.due_at = 0.0
+
+
+_gathered = _Gathered()
+
+
 def _known(value: str, allowed: tuple[str, ...], what: str) -> str:
     if value not in allowed:
         raise ValueError(f"{what} {value!r} is not one of {', '.join(allowed)}")
@@ -168,7 +234,9 @@ def rooms_unloaded(kind: str, count: int = 1) -> None:
 
 
 def update_received_websocket() -> None:
-    _UPDATES_WEBSOCKET.inc()
+    with _gathered.lock:
+        _gathered.updates_websocket += 1
+    _flush_if_due()
 
 
 def update_received_http() -> None:
@@ -177,16 +245,49 @@ def update_received_http() -> None:
 
 def updates_delivered(count: int, seconds: float) -> None:
     """A logged batch sent to `count` clients in `seconds`."""
-    _DELIVERED_UPDATES.inc(count)
-    BROADCAST_SECONDS.observe(seconds)
+    with _gathered.lock:
+        _gathered.delivered_updates += count
+        _gathered.broadcast.add(seconds)
+    _flush_if_due()
 
 
 def awareness_delivered(count: int) -> None:
-    _DELIVERED_AWARENESS.inc(count)
+    with _gathered.lock:
+        _gathered.delivered_awareness += count
+    _flush_if_due()
 
 
 def persisted(seconds: float) -> None:
-    PERSIST_SECONDS.observe(seconds)
+    with _gathered.lock:
+        _gathered.persist.add(seconds)
+    _flush_if_due()
+
+
+def _flush_if_due() -> None:
+    if time.monotonic() >= _gathered.due_at:
+        flush_live_counts()
+
+
+def flush_live_counts() -> None:
+    """Hand what the live path gathered to prometheus_client (a scrape of this process sees it all)."""
+    with _gathered.lock:
+        _gathered.due_at = time.monotonic() + FLUSH_SECONDS
+        updates, _gathered.updates_websocket = _gathered.updates_websocket, 0
+        delivered, _gathered.delivered_updates = _gathered.delivered_updates, 0
+        awareness, _gathered.delivered_awareness = _gathered.delivered_awareness, 0
+        persist = _gathered.persist.take()
+        broadcast = _gathered.broadcast.take()
+    if updates:
+        _UPDATES_WEBSOCKET.inc(updates)
+    if delivered:
+        _DELIVERED_UPDATES.inc(delivered)
+    if awareness:
+        _DELIVERED_AWARENESS.inc(awareness)
+    persist.hand_to(PERSIST_SECONDS)
+    broadcast.hand_to(BROADCAST_SECONDS)
+
+
+atexit.register(flush_live_counts)
 
 
 def loop_lag_observe(seconds: float) -> None:

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from lensrelay.observability.metrics import flush_live_counts
 from lensrelay.observability.protection import metrics_refusal
 from lensrelay.observability.scrape import metrics_exposition
 
@@ -41,6 +42,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
     if request.method not in ALLOWED_METHODS:
         return _plain(405, "GET or HEAD only", {"Allow": ", ".join(ALLOWED_METHODS)})
     try:
+        flush_live_counts()  # this process's numbers exact; other workers' at most a second old
         body, content_type = metrics_exposition(accept=request.headers.get("Accept", ""))
     except Exception:
         logger.exception("could not build the metrics exposition")

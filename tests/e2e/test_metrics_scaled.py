@@ -20,6 +20,7 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 from prometheus_client.parser import text_string_to_metric_families
 
+from lensrelay.observability import metrics
 from tests.e2e.test_scaled import Admin, Cluster, cluster, mcp, one_on_each, tool
 
 pytestmark = [
@@ -236,9 +237,12 @@ async def test_counters_move_as_the_workload_does_on_both_workers(two: Cluster, 
         lambda s: (
             value(s, "lensrelay_suggestions_decided_total", outcome="accepted")
             >= value(before, "lensrelay_suggestions_decided_total", outcome="accepted") + 1
+            # B's deliveries, which B hands over a second apart (lensrelay.observability.metrics)
+            and total(s, "lensrelay_deliveries_total", kind="update")
+            >= total(before, "lensrelay_deliveries_total", kind="update") + 2
         ),
         on_a,
-        "the decision counted",
+        "the decision and B's deliveries counted",
     )
 
     def grew(name: str, **labels: str) -> float:
@@ -272,10 +276,14 @@ async def test_counters_move_as_the_workload_does_on_both_workers(two: Cluster, 
     assert ("lensrelay_derive_backlog_rows", frozenset()) in after
     await until(lambda s: value(s, "lensrelay_derive_backlog_rows") == 0, on_a, "derive caught up", 20)
 
-    # B answers for both workers too (same directory): the same totals.
+    # B answers for both workers too (same directory): the same totals once each worker has handed over
+    # its last second of per-update counts (lensrelay.observability.metrics, FLUSH_SECONDS).
+    names = ("lensrelay_updates_received_total", "lensrelay_mcp_tool_calls_total")
+    await asyncio.sleep(2 * metrics.FLUSH_SECONDS)
+    on_a_now = await on_a()
     on_b = await scrape(two.b.http_url, token=None)
-    for name in ("lensrelay_updates_received_total", "lensrelay_mcp_tool_calls_total"):
-        assert total(on_b, name) == total(after, name)
+    for name in names:
+        assert total(on_b, name) == total(on_a_now, name) >= total(after, name)
 
     for client_ in (writer, reader, other):
         await client_.close()

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def sample(name: str, **labels: str) -> float:
+    metrics.flush_live_counts()  # as a scrape of this process does
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 

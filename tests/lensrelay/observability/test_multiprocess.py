@@ -25,6 +25,7 @@ metrics.connection_opened()
 metrics.room_loaded("content")
 metrics.persisted(0.003)
 metrics.mcp_tool_call_observe(tool="read", outcome="ok", seconds=0.02)
+metrics.flush_live_counts()  # what a worker's event-loop monitor does every second
 print("ready", flush=True)
 if sys.argv[2] == "killed":
     os._exit(0)  # as SIGKILL: nothing on the way out
