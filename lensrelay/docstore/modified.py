@@ -2,9 +2,9 @@
 
 A note's `modified` column feeds search staleness, `glob`'s order and the admin, all of which are fine a
 couple of seconds late. Written per change it was a database write per keystroke; written per note every
-few seconds (issue 36's first form) it was still, at a team's load, one in four or five live appends sent to
-the log's writer thread instead of the loop's own connection, and as many single-row updates on the store's
-database thread. Here the first change after a quiet spell is written at once, and every note changed
+few seconds (the form before this one) it was still, at a team's load, one in four or five live appends sent
+to the log's writer thread instead of the loop's own connection, and as many single-row updates on the
+store's database thread. Here the first change after a quiet spell is written at once, and every note changed
 during the next `MODIFIED_RESOLUTION_SECONDS` in one statement when they end; the log's appends carry none.
 """
 
