@@ -236,7 +236,7 @@ def rooms_unloaded(kind: str, count: int = 1) -> None:
 def update_received_websocket() -> None:
     with _gathered.lock:
         _gathered.updates_websocket += 1
-    _flush_if_due()
+    flush_live_counts_if_due()
 
 
 def update_received_http() -> None:
@@ -248,22 +248,23 @@ def updates_delivered(count: int, seconds: float) -> None:
     with _gathered.lock:
         _gathered.delivered_updates += count
         _gathered.broadcast.add(seconds)
-    _flush_if_due()
+    flush_live_counts_if_due()
 
 
 def awareness_delivered(count: int) -> None:
     with _gathered.lock:
         _gathered.delivered_awareness += count
-    _flush_if_due()
+    flush_live_counts_if_due()
 
 
 def persisted(seconds: float) -> None:
     with _gathered.lock:
         _gathered.persist.add(seconds)
-    _flush_if_due()
+    flush_live_counts_if_due()
 
 
-def _flush_if_due() -> None:
+def flush_live_counts_if_due() -> None:
+    """`flush_live_counts` once FLUSH_SECONDS have passed since the last."""
     if time.monotonic() >= _gathered.due_at:
         flush_live_counts()
 

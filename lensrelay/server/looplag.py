@@ -107,16 +107,12 @@ async def monitor_loop_lag(*, interval: float = SAMPLE_SECONDS, threshold_ms: fl
     loop = asyncio.get_running_loop()
     threshold = float(settings.LENSRELAY_LOOP_LAG_LOG_MS) if threshold_ms is None else threshold_ms
     clock = _CpuClock()
-    # The live path's gathered counts go to prometheus_client about once a second (metrics.flush_live_counts).
-    flush_every = max(1, round(1.0 / interval))
-    samples = 0
     while True:
         asked = loop.time()
         await asyncio.sleep(interval)
         _gauge.record(max(0.0, (loop.time() - asked - interval) * 1000), threshold, clock.spent())
-        samples += 1
-        if samples % flush_every == 0:
-            metrics.flush_live_counts()
+        # The live path's gathered counts reach prometheus_client even while nothing is counted.
+        metrics.flush_live_counts_if_due()
 
 
 def start_loop_lag_monitor() -> asyncio.Task[None]:
