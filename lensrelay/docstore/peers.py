@@ -5,9 +5,15 @@ every update is in the database log first, and each process's catch-up poll appl
 dropped. On top of that, workers repair by version: every few seconds each announces the version of the
 documents its clients are editing, and a peer that has something the announcer lacks sends it.
 
+Everything a worker has for its peers goes to one group that every listening worker is in, many documents'
+updates and presence to a message (`doc.batch`): whatever queued while the last message was on its way
+goes out in the next. A message per update and document group cost each worker, at 3,000 clients on two,
+more of its event loop than its own clients' sockets (a publish, a Redis round trip, a receive and a
+decode each, issue 36). A worker drops the items of documents it has not loaded.
+
 Nothing here raises into its callers: while Redis is away, publishing is skipped (the log carries the
-changes), and once it answers again every group is joined anew, because a Redis restarted empty has
-forgotten them.
+changes), and once it answers again the peers' group is joined anew, because a Redis restarted empty has
+forgotten it.
 """
 
 from __future__ import annotations
@@ -34,14 +40,19 @@ logger = logging.getLogger(__name__)
 REJOIN_SECONDS = 10.0
 # Updates waiting for the layer beyond this are left to the log poll.
 OUTBOX_LIMIT = 10_000
-# Every worker's channel is in this group: version announcements go to all peers at once, many documents
-# to a message (one message per document was three times the updates' own traffic at 300 documents).
+# Every listening worker's channel is in this group: updates, presence and version announcements go to all
+# peers at once, many documents to a message (one message per document was three times the updates' own
+# traffic at 300 documents).
 PEERS_GROUP = "lensrelay.peers"
 ANNOUNCE_BATCH = 200
+# A batch holds at most this many bytes of updates (one bigger update goes alone): Redis cuts off a
+# subscriber whose unread messages pass its client output buffer limit (32 MB by default).
+BATCH_BYTES = 512 * 1024
 
-
-def group_name(doc_id: str) -> str:
-    return f"lensrelay.doc.{doc_id}"
+UPDATE = "u"
+AWARENESS = "a"
+# One item of a batch: (UPDATE, doc_id, update, log row id) or (AWARENESS, doc_id, update, 0).
+Item = tuple[str, str, bytes, int]
 
 
 class PeerHost(Protocol):
@@ -68,10 +79,9 @@ class PeerBus:
         self.layer: Any = get_channel_layer()
         self.channel: str | None = None
         self.healthy = True
-        self._groups: set[str] = set()
         self._task: asyncio.Task[None] | None = None
         self._sender: asyncio.Task[None] | None = None
-        self._outbox: deque[tuple[str, dict[str, Any]]] = deque()
+        self._outbox: deque[Item] = deque()
         self._joined_at = 0.0
 
     def stop_listening(self) -> None:
@@ -81,47 +91,43 @@ class PeerBus:
         self.listening = False
 
     async def start(self) -> None:
+        """Start hearing peers (once; a process that stopped listening never does)."""
         if self.channel is None and self.listening:
             self.channel = await self.layer.new_channel()
             self._task = self.store.spawn(self._receive())
-            self._groups.add(PEERS_GROUP)
             await self._call(self.layer.group_add, PEERS_GROUP, self.channel)
 
-    async def join(self, doc_id: str) -> None:
-        if not self.listening:
-            return
-        await self.start()
-        group = group_name(doc_id)
-        if group not in self._groups:
-            self._groups.add(group)
-            if self.healthy:  # otherwise the rejoin after the outage adds it
-                await self._call(self.layer.group_add, group, self.channel)
-
-    async def leave(self, doc_id: str) -> None:
-        group = group_name(doc_id)
-        if group in self._groups:
-            self._groups.discard(group)
-            await self._call(self.layer.group_discard, group, self.channel)
-
     def publish(self, doc_id: str, update: bytes, row_id: int) -> None:
-        self._enqueue(doc_id, {"type": "doc.update", "update": update, "row": row_id})
+        self._enqueue((UPDATE, doc_id, update, row_id))
 
     def publish_awareness(self, doc_id: str, update: bytes) -> None:
-        self._enqueue(doc_id, {"type": "doc.awareness", "update": update})
+        self._enqueue((AWARENESS, doc_id, update, 0))
 
-    def _enqueue(self, doc_id: str, message: dict[str, Any]) -> None:
+    def _enqueue(self, item: Item) -> None:
         """One sender sends everything in order, on one connection at a time: a task per message would
         open Redis connections by the hundred under load (redis-py refuses beyond 100 per pool)."""
         if len(self._outbox) >= OUTBOX_LIMIT:
             return  # the layer cannot keep up: updates reach peers through the log, presence is renewed
-        self._outbox.append((doc_id, message))
+        self._outbox.append(item)
         if self._sender is None or self._sender.done():
             self._sender = self.store.spawn(self._send_outbox())
 
     async def _send_outbox(self) -> None:
         while self._outbox:
-            doc_id, message = self._outbox.popleft()
-            await self._send(doc_id, message)
+            batch = self._next_batch()
+            if self.healthy:  # otherwise the log carries it
+                message = {"type": "doc.batch", "items": batch, "writer": self.store.writer}
+                await self._call(self.layer.group_send, PEERS_GROUP, message)
+
+    def _next_batch(self) -> list[Item]:
+        """Items from the front of the outbox, in order, up to `BATCH_BYTES` of updates (at least one)."""
+        batch = [self._outbox.popleft()]
+        size = len(batch[0][2])
+        while self._outbox and size + len(self._outbox[0][2]) <= BATCH_BYTES:
+            item = self._outbox.popleft()
+            batch.append(item)
+            size += len(item[2])
+        return batch
 
     async def announce_versions(self, rooms: list[Room]) -> None:
         """Tell peers how far these documents have got here; peers answer with what is missing."""
@@ -142,12 +148,6 @@ class PeerBus:
 
     # -- internals -------------------------------------------------------------------------------------
 
-    async def _send(self, doc_id: str, message: dict[str, Any]) -> None:
-        if not self.healthy or (self.listening and group_name(doc_id) not in self._groups):
-            return  # the log carries it
-        message = {**message, "doc_id": doc_id, "writer": self.store.writer, "reply": self.channel}
-        await self._call(self.layer.group_send, group_name(doc_id), message)
-
     async def _call(self, method: Any, *args: Any) -> bool:
         try:
             await method(*args)
@@ -163,12 +163,11 @@ class PeerBus:
 
     async def _rejoin(self) -> None:
         self._joined_at = time.monotonic()
-        for group in list(self._groups):
-            if not await self._call(self.layer.group_add, group, self.channel):
-                return
+        if self.channel is not None and not await self._call(self.layer.group_add, PEERS_GROUP, self.channel):
+            return
         if not self.healthy:
             self.healthy = True
-            logger.info("channel layer back; rejoined %d document groups", len(self._groups))
+            logger.info("channel layer back; rejoined the peers' group")
 
     async def _receive(self) -> None:
         assert self.channel is not None
@@ -193,22 +192,31 @@ class PeerBus:
                     with failures_logged(logger, "version of %s from a peer", doc_id):
                         await self._answer_version(room, {"version": version, "reply": message.get("reply")})
             return
-        room = self.store.rooms.get(message.get("doc_id", ""))
-        if room is None:
+        if message.get("type") == "doc.batch":
+            for item in list(message.get("items") or []):
+                with failures_logged(logger, "item of a peer batch"):
+                    await self._handle_item(item)
             return
-        kind = message.get("type")
-        if kind == "doc.update":
+        if message.get("type") == "doc.update":  # a repair, straight to this worker (`_answer_version`)
+            await self._handle_item((UPDATE, message.get("doc_id", ""), message.get("update"), 0))
+
+    async def _handle_item(self, item: Any) -> None:
+        kind, doc_id, update, row = item
+        room = self.store.rooms.get(doc_id) if isinstance(doc_id, str) else None
+        if room is None:
+            return  # a document this worker has not loaded: it reads the log when it loads it
+        if not isinstance(update, bytes):
+            logger.error("dropping a malformed peer item for %s", room.doc_id)
+        elif kind == UPDATE:
             try:
-                room.apply_update(message["update"], FOREIGN)
-            except (KeyError, ValueError):
+                room.apply_update(update, FOREIGN)
+            except ValueError:
                 logger.error("dropping a malformed peer update for %s", room.doc_id)
                 return
-            if isinstance(message.get("row"), int):
-                self.store.applied_from_peer(message["row"])
-        elif kind == "doc.awareness":
-            await room.relay_awareness(message["update"])
-        elif kind == "doc.version":  # one document's, as workers before batched announcements sent
-            await self._answer_version(room, message)
+            if isinstance(row, int) and row > 0:
+                self.store.applied_from_peer(row)
+        elif kind == AWARENESS:
+            await room.relay_awareness(update)
 
     async def _answer_version(self, room: Room, message: dict[str, Any]) -> None:
         if room.dirty:

@@ -220,7 +220,7 @@ class DocStore:
         self.rooms[doc_id] = room
         metrics.room_loaded(kind)
         if self.peers is not None:
-            await self.peers.join(doc_id)  # never raises: without Redis the log still carries changes
+            await self.peers.start()  # never raises: without Redis the log still carries changes
         for listener in _load_listeners:
             listener(room)
         return room
@@ -248,8 +248,6 @@ class DocStore:
         metrics.rooms_unloaded(room.kind)
         room.retire()
         self._compacting.discard(doc_id)
-        if self.peers is not None:
-            await self.peers.leave(doc_id)
         await room.flushed()
         return room
 
@@ -412,8 +410,6 @@ class DocStore:
             del self.rooms[doc_id]
             metrics.rooms_unloaded(room.kind)
             room.close()
-            if self.peers is not None:
-                await self.peers.leave(doc_id)
             if room.log_rows:
                 await self.compact(room)
 
