@@ -308,6 +308,22 @@ class StateBefore:
     authors: list[tuple[int, str]]  # (log id, author) of the rows it includes
     created: datetime | None  # when the newest of them was logged
 
+    @classmethod
+    def made_of(
+        cls, snapshot: tuple[bytes, int, datetime] | None, rows: Sequence[tuple[int, bytes, str, datetime]]
+    ) -> StateBefore:
+        """The state of a snapshot (data, upto, updated) and the log rows (id, data, author, created)
+        after it, in log order."""
+        updates = ([snapshot[0]] if snapshot else []) + [data for _, data, _, _ in rows]
+        if not updates:
+            return cls(state=None, upto_update_id=0, authors=[], created=None)
+        return cls(
+            state=updates[0] if len(updates) == 1 else merge_updates(*updates),
+            upto_update_id=max([snapshot[1] if snapshot else 0, *(row_id for row_id, _, _, _ in rows)]),
+            authors=[(row_id, author) for row_id, _, author, _ in rows],
+            created=max([created for _, _, _, created in rows] + ([snapshot[2]] if snapshot else [])),
+        )
+
 
 def state_before(*, doc_id: str, before_id: int) -> StateBefore | None:
     """The document as it was before the log row `before_id`, or None when a compaction has folded rows
@@ -315,24 +331,18 @@ def state_before(*, doc_id: str, before_id: int) -> StateBefore | None:
 
     What the derive process rebuilds the past from: the baseline version before an edit burst, the folder
     entries a move changed."""
-    rows = list(
-        YUpdate.objects.filter(doc_id=doc_id, id__lt=before_id)
+    rows = [
+        (row_id, bytes(data), author, created)
+        for row_id, data, author, created in YUpdate.objects.filter(doc_id=doc_id, id__lt=before_id)
         .order_by("id")
         .values_list("id", "data", "author", "created")
-    )
+    ]
     snapshot = (
         YSnapshot.objects.filter(doc_id=doc_id).values_list("data", "upto_update_id", "updated").first()
     )
     if snapshot is not None and snapshot[1] >= before_id:
         return None
-    updates = ([bytes(snapshot[0])] if snapshot else []) + [bytes(data) for _, data, _, _ in rows]
-    authors = [(row_id, author) for row_id, _, author, _ in rows]
-    moments = [created for _, _, _, created in rows] + ([snapshot[2]] if snapshot else [])
-    if not updates:
-        return StateBefore(state=None, upto_update_id=0, authors=[], created=None)
-    state = updates[0] if len(updates) == 1 else merge_updates(*updates)
-    upto = max([snapshot[1] if snapshot else 0, *(row_id for row_id, _ in authors)])
-    return StateBefore(state=state, upto_update_id=upto, authors=authors, created=max(moments))
+    return StateBefore.made_of(None if snapshot is None else (bytes(snapshot[0]), *snapshot[1:]), rows)
 
 
 # -- the follower --------------------------------------------------------------------------------------

@@ -76,9 +76,8 @@ def _noticed(room: Room) -> None:
 
 
 async def _went_quiet(store: DocStore, doc_ids: frozenset[str]) -> None:
-    for doc_id in sorted(doc_ids):
-        with failures_logged(logger, "recording a version of %s", doc_id):
-            await store.db(recording.version_record_stored, doc_id=doc_id)
+    with failures_logged(logger, "recording the versions of %d notes", len(doc_ids)):
+        await store.db(recording.versions_record_stored, doc_ids=sorted(doc_ids))
 
 
 def quiet_for(store: DocStore) -> Debounced:
@@ -91,6 +90,7 @@ def quiet_for(store: DocStore) -> Debounced:
 # Baselines looked for per pass at most (issue 36). When a team starts typing into many notes each needs
 # its first version at once: 150 of them in one pass (a state rebuilt from the log, a text decoded, a
 # write transaction each) cost the live path's tail more than everything else the derive process does.
+# A pass's baselines are read together and written in one transaction.
 # None is urgent while the rows before its burst are in the log; a burst long enough that a compaction
 # (`LENSRELAY_COMPACT_AFTER_UPDATES` rows) could soon fold them away is taken beyond the budget.
 BASELINES_PER_PASS = 10
@@ -168,16 +168,23 @@ class VersionsFollower:
         # The nearest to a compaction first; one asked with no row since (it failed) after the others.
         due.sort(key=lambda item: (item[1].asked_at == item[1].last_id, -len(item[1].authors)))
         urgent = int(settings.LENSRELAY_COMPACT_AFTER_UPDATES) // 4
-        for asked, (doc_id, burst) in enumerate(due):
-            if asked >= BASELINES_PER_PASS and len(burst.authors) < urgent:
+        asked: list[tuple[str, _Burst]] = []
+        for index, (doc_id, burst) in enumerate(due):
+            if index >= BASELINES_PER_PASS and len(burst.authors) < urgent:
                 break  # the next passes take the rest
+            asked.append((doc_id, burst))
+        if not asked:
+            return
+        for _, burst in asked:
             burst.asked_at = burst.last_id
-            with failures_logged(logger, "recording the version before the edits of %s", doc_id):
-                done = await self.store.db(
-                    recording.version_record_burst_baseline, doc_id=doc_id, first_id=burst.first_id
-                )
+        with failures_logged(logger, "recording the versions before the edits of %d notes", len(asked)):
+            answers = await self.store.db(
+                recording.version_record_burst_baselines,
+                first_ids={doc_id: burst.first_id for doc_id, burst in asked},
+            )
+            for doc_id, burst in asked:
                 # None: only the document's creation so far; asked again on the next pass.
-                burst.baseline = "waiting" if done is None else "done"
+                burst.baseline = "waiting" if answers.get(doc_id) is None else "done"
 
     async def _compacted(self, doc_id: str, upto: int) -> None:
         burst = self.bursts.get(doc_id)
@@ -189,6 +196,7 @@ class VersionsFollower:
     async def _quiet(self) -> None:
         quiet = timedelta(seconds=float(settings.LENSRELAY_VERSIONS_QUIET_SECONDS))
         now = timezone.now()
+        due: list[tuple[str, _Burst]] = []
         for doc_id, burst in list(self.bursts.items()):
             # Not before its baseline was looked for (a failure to is tried again on the next pass).
             if now - burst.last_at < quiet or burst.baseline == "todo":
@@ -198,8 +206,15 @@ class VersionsFollower:
                 # as the baseline of its first edits; a version of it would only copy it.
                 del self.bursts[doc_id]
                 continue
-            with failures_logged(logger, "recording a version of %s", doc_id):
-                version = await self.store.db(recording.version_record_stored, doc_id=doc_id)
+            due.append((doc_id, burst))
+        if not due:
+            return
+        with failures_logged(logger, "recording the versions of %d notes", len(due)):
+            kept = await self.store.db(
+                recording.versions_record_stored, doc_ids=[doc_id for doc_id, _ in due]
+            )
+            for doc_id, burst in due:
+                version = kept.get(doc_id)
                 self._kept(doc_id, burst.last_id if version is None else version.upto_update_id)
 
     def _kept(self, doc_id: str, upto: int) -> None:

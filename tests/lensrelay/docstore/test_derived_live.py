@@ -95,7 +95,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
 
         monkeypatch.setattr(module, name, counting)
 
-    for name in ("version_record", "version_record_baseline", "version_record_stored"):
+    for name in ("versions_record", "version_record_burst_baselines", "versions_record_stored"):
         sync(recording, name, name)
     coroutine(backlinks, "reindex", "backlinks")
     coroutine(SearchMaintainer, "reindex", "search rows")
@@ -200,7 +200,7 @@ async def test_the_live_path_runs_no_derived_work_with_a_derive_process(
     live = +counted
     if mode == "inline":
         # The instruments see work in the server process when there is some.
-        assert live["backlinks"] and live["version_record_stored"] and live["search scheduled"], live
+        assert live["backlinks"] and live["versions_record_stored"] and live["search scheduled"], live
         assert live["notifications scheduled"] and live["notification events"], live
         assert live["suggestion follower scheduled"] and live["suggestion follower"], live
         # Once per debounce window of the burst, not once per update.
@@ -230,7 +230,7 @@ async def test_the_live_path_runs_no_derived_work_with_a_derive_process(
         "feed view backlinks after folder changes",
         "feed view suggestion follower",
         "suggestion follower",
-        "version_record",
+        "versions_record",
     ):
         assert done[name], (name, dict(done))
     assert await DocVersion.objects.filter(doc_id=note.doc_id).aexists()
