@@ -92,6 +92,7 @@ class SyncConsumer(DirectFrames, AsyncWebsocketConsumer):
     read_only = True
     # Set while this socket suggests (lensrelay.sync.suggesting): each update is checked before it applies.
     suggesting: Person | None = None
+    _author = ""
     awareness_notice_after = 0.0
 
     def __init__(self, *args: object, **kwargs: object) -> None:
@@ -262,13 +263,15 @@ class SyncConsumer(DirectFrames, AsyncWebsocketConsumer):
     @property
     def author(self) -> str:
         """Who version history names for this socket's edits: its token, grant or staff user."""
-        return self.access.actor.label if self.access is not None else ""
+        return self._author
 
     def access_changed(self, access: Access) -> None:
         self.access = access
         self._take(access)
 
     def _take(self, access: Access) -> None:
+        # Worked out once per access, not per update: the label's names are cleaned and composed.
+        self._author = access.actor.label
         self.suggesting = suggesting_person(access, self.scope)
         self.read_only = not access.can_write_live and self.suggesting is None
 

@@ -292,3 +292,44 @@ async def test_a_socket_that_joins_while_a_check_reads_is_left_for_the_next_chec
     await User.objects.filter(username="bob").aupdate(is_staff=False)
     await watch.check()
     assert late.lost == [4401] and first.lost == []
+
+
+async def test_a_check_reads_the_credentials_and_documents_of_the_open_sockets_only(
+    store: Any, docs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted as sockets come and go, not walked at each check: a socket added twice counts once, and what
+    the last socket of a credential or a document took away is no longer read."""
+    monkeypatch.setattr(store, "poll_seconds", 3600.0)  # the test runs every check itself
+    tokens = [(await sync_to_async(new_token)("edit"))[0] for _ in range(2)]
+    accesses = await sync_to_async(current_access)([("token", t.pk) for t in tokens])
+    one, two = (accesses[("token", t.pk)] for t in tokens)
+    public, private = docs["public"].doc_id, docs["secret"].doc_id
+    watch = AccessWatch(store)
+    read: list[tuple[set[Any], set[str]]] = []
+    real_db = store.db
+
+    async def recording_db(fn: Any, *args: Any) -> Any:
+        if fn.__name__ == "_current":  # the watch's read (the store has other work meanwhile)
+            read.append((set(args[0]), set(args[1])))
+        return await real_db(fn, *args)
+
+    monkeypatch.setattr(store, "db", recording_db)
+    a, b, c = FakeSocket(one, public), FakeSocket(one, private), FakeSocket(two, public)
+    for socket in (a, b, c, a):
+        watch.add(socket)
+    await watch.check()
+    assert read[-1] == ({("token", tokens[0].pk), ("token", tokens[1].pk)}, {public, private})
+    watch.discard(b)
+    watch.discard(b)
+    await watch.check()
+    assert read[-1] == ({("token", tokens[0].pk), ("token", tokens[1].pk)}, {public})
+    watch.discard(a)
+    await watch.check()
+    assert read[-1] == ({("token", tokens[1].pk)}, {public})
+    # A socket cut off by the check leaves the counts too.
+    await sync_to_async(token_revoke)(token=tokens[1])
+    await watch.check()
+    assert c.lost == [4401] and not watch.sockets
+    watch.add(a)
+    await watch.check()
+    assert read[-1] == ({("token", tokens[0].pk)}, {public})
