@@ -65,8 +65,12 @@ def normalize_path(path: str) -> str:
 
 
 def fold_key(path: str) -> str:
-    """Two paths with the same key cannot live side by side on macOS or Windows."""
-    return normalize_path(path).casefold()
+    """Two paths with the same key cannot live side by side on macOS or Windows.
+
+    Upper-cased, then case-folded: folding alone keeps the dotless i (U+0131) apart from I, which is its upper
+    case (and what Windows compares); NFC again after, as case mappings may leave it.
+    """
+    return normalize_path(normalize_path(path).upper().casefold())
 
 
 def name_key(name: str) -> str:
