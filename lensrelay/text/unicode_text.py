@@ -1,4 +1,4 @@
-"""Text that can be stored: no unpaired surrogates.
+"""Text that can be stored: no unpaired surrogates (and, where it reaches a query, no NUL).
 
 JSON may carry them ("\\udc80") and undecodable file names become them (os.fsdecode), but neither UTF-8,
 PostgreSQL, SQLite nor a Yjs document can hold one. Finding them before anything is stored turns what
@@ -8,6 +8,7 @@ would be a database error halfway through a write into a clear refusal.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -44,21 +45,44 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def find_unencodable(value: Any, *, where: str = "value") -> str | None:
-    """Describe the first unpaired surrogate in a decoded JSON value (keys included), or None."""
+def _unencodable(text: str, where: str) -> str | None:
+    match = None if _encodable(text) else _SURROGATE.search(text)
+    return None if match is None else _describe(where, text, match)
+
+
+def _nul(text: str, where: str) -> str | None:
+    at = text.find("\x00")
+    if at < 0:
+        return None
+    return (
+        f"{where} contains a NUL character (U+0000) at character {at}, which no note, path, name or id "
+        "can hold"
+    )
+
+
+def _first(value: Any, where: str, problem: Callable[[str, str], str | None]) -> str | None:
+    """The first `problem` of a string in a decoded JSON value (keys included), or None."""
     if isinstance(value, str):
-        match = None if _encodable(value) else _SURROGATE.search(value)
-        return None if match is None else _describe(where, value, match)
+        return problem(value, where)
     if isinstance(value, dict):
         for key, item in value.items():
-            found = find_unencodable(key, where=f"a key of {where}") or find_unencodable(
-                item, where=f"{where}.{key}"
-            )
+            found = _first(key, f"a key of {where}", problem) or _first(item, f"{where}.{key}", problem)
             if found:
                 return found
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            found = find_unencodable(item, where=f"{where}[{index}]")
+            found = _first(item, f"{where}[{index}]", problem)
             if found:
                 return found
     return None
+
+
+def find_unencodable(value: Any, *, where: str = "value") -> str | None:
+    """Describe the first unpaired surrogate in a decoded JSON value (keys included), or None."""
+    return _first(value, where, _unencodable)
+
+
+def find_nul(value: Any, *, where: str = "value") -> str | None:
+    """Describe the first NUL character in a decoded JSON value (keys included), or None. Valid Unicode,
+    but PostgreSQL refuses it in text: a tool's argument holding one would fail halfway through a query."""
+    return _first(value, where, _nul)

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from lensrelay.docstore.acting import acting_as
 from lensrelay.observability import metrics
-from lensrelay.text.unicode_text import find_unencodable
+from lensrelay.text.unicode_text import find_nul, find_unencodable
 from mcp_tools import prompts
 from mcp_tools.callers import sessions
 from mcp_tools.notifications.subscriptions import TooManySubscriptions, subscription_add, subscription_remove
@@ -347,6 +347,8 @@ async def run_request(scope: CallScope, request: Request) -> dict[str, Any]:
         else:
             validate_params(request.method, scope.protocol_version, request.params)
         problem = find_unencodable(request.params, where="params")
+        if problem is None and request.method == "tools/call":
+            problem = find_nul((request.params or {}).get("arguments"), where="arguments")
         if problem is None:
             result = await handler(scope, dict(request.params or {}))
         elif request.method == "tools/call":

@@ -10,7 +10,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from lensrelay.models import Document, YDoc
-from lensrelay.text.unicode_text import UnencodableText, find_unencodable, refuse_unencodable
+from lensrelay.text.unicode_text import UnencodableText, find_nul, find_unencodable, refuse_unencodable
 from lensrelay.vault.importexport import import_vault
 
 
@@ -86,3 +86,13 @@ async def test_api_query_strings_that_decode_to_no_valid_text_never_fail_the_ser
     assert response.status_code < 500
     assert response["Content-Type"].startswith("application/json")
     assert await sync_to_async(YDoc.objects.count)() == 0
+
+
+def test_find_nul_names_where_the_first_one_is() -> None:
+    assert find_nul({"a": ["fine", {"b": "😀\n\t"}]}) is None
+    found = find_nul({"a": ["fine", {"b": "ab\x00c"}]}, where="arguments")
+    assert found is not None and found.startswith(
+        "arguments.a[1].b contains a NUL character (U+0000) at character 2"
+    )
+    assert find_nul({"k\x00": 1}, where="arguments") is not None
+    assert find_nul(None) is None and find_nul(7) is None

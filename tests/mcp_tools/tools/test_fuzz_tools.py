@@ -197,3 +197,47 @@ async def test_resource_uris_and_cursors_survive_generated_values(
     message = reply.message
     if "error" in message:
         assert message["error"]["code"] != INTERNAL_ERROR, f"{method} {value!r:.200}: {message}"
+
+
+def _plain(schema: dict[str, Any], defs: dict[str, Any], key: str) -> Any:
+    """A value a tool accepts for `key` (schema-wise): the demo's welcome note for a path."""
+    if "$ref" in schema:
+        return _plain(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, key)
+    if "anyOf" in schema:
+        return _plain(schema["anyOf"][0], defs, key)
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "string":
+        return "Lens/Welcome.md" if key in ("file_path", "path") else "x" * max(1, schema.get("minLength", 1))
+    if kind in ("integer", "number"):
+        return max(1, schema.get("minimum", 1))
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return []
+    return {}
+
+
+async def test_a_nul_character_in_any_string_argument_is_no_internal_error(session: Session) -> None:
+    """PostgreSQL refuses NUL in text: one that reached a query was an internal error there. Every tool
+    the session lists, every string argument, the others plain."""
+    failures = []
+    for name, tool in sorted(session.tools.items()):
+        schema = tool["inputSchema"]
+        defs, properties = schema.get("$defs", {}), schema.get("properties", {})
+        required = {key: _plain(properties[key], defs, key) for key in schema.get("required", ())}
+        for key, prop in sorted(properties.items()):
+            if not any(option.get("type") == "string" for option in prop.get("anyOf", [prop])):
+                continue
+            arguments = {**required, key: "Lens/Wel\x00come.md" if key in ("file_path", "path") else "a\x00b"}
+            if name in WRITE_TOOLS:
+                await session.call("read", {"file_path": "Lens/Welcome.md"})
+            before = await sync_to_async(stored_state)()
+            result = await session.call(name, arguments)
+            text = describe(result)
+            if "Internal error" in text:
+                failures.append(f"{name} {key}: {text:.200}")
+            elif result.get("isError") and await sync_to_async(stored_state)() != before:
+                failures.append(f"{name} {key}: refused but changed: {text:.200}")
+    assert not failures, "\n".join(failures)
