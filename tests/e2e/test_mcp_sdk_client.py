@@ -19,6 +19,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from .errors import leaves
 from .liveserver import LiveServer, lensrelay_server
 
 pytestmark = [
@@ -164,12 +165,6 @@ async def test_auto_mode_cannot_sample_but_says_why(server: LiveServer, token: s
         result = await client.call_tool("test_sampling", {"prompt": "hello"})
         assert result.is_error is True
         assert "2026-07-28" in texts(result)[0]
-
-
-def leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in leaves(inner)]
-    return [exc]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

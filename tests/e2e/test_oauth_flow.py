@@ -40,6 +40,7 @@ from mcp.shared.exceptions import MCPError
 from playwright.sync_api import BrowserContext, Route
 
 from .browser import PASSWORD, BrowserThread, mcp_client, signed_in_context
+from .errors import leaves
 from .liveserver import free_port
 from .notify_clients import RawSession
 from .relay import Relay
@@ -338,7 +339,11 @@ async def test_revoking_the_grant_in_the_admin_ends_the_session(world: World) ->
     assert observed["status"] == 401
     assert observed["elapsed"] <= CUT_OFF_SECONDS + 0.2
     assert "after" not in observed
-    assert "asked for a new consent" in repr(ended.value) or isinstance(ended.value, MCPError)
+    # Either the client asked for a new consent, or the server's refusal of the ended session reached it,
+    # bare or inside the SDK's task groups, depending on which of its tasks saw the end first.
+    assert "asked for a new consent" in repr(ended.value) or any(
+        isinstance(leaf, MCPError) for leaf in leaves(ended.value)
+    )
 
 
 def test_a_person_without_staff_rights_grants_nothing(world: World) -> None:
