@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import BrowserContext, Page, expect
 
 from .browser import PASSWORD, BrowserThread, call, open_editor, signed_in_context
 from .conftest import YClientFactory
@@ -94,10 +94,9 @@ async def test_a_reviewer_types_inside_a_proposal_and_accepts_it_with_changes(
 
         def revise(page: Page) -> dict[str, object]:
             open_editor(page, f"{relay.http_url}/admin/suggestions/suggestion/document/{doc_id}/edit/")
-            for _ in range(100):  # the pending rows arrive after the text
-                if page.locator(f".lr-actions[data-suggestion='{uid}'] button.lr-accept").count():
-                    break
-                page.wait_for_timeout(50)
+            # The pending rows arrive after the text; until they do, a keystroke inside the proposal is an
+            # edit of the note (the buttons alone are drawn from the text, so they do not tell).
+            expect(page.locator("#lr-pending")).to_have_text("2", timeout=30_000)
             page.evaluate(
                 """() => {
                     const view = window.lensEditor.view;
