@@ -119,6 +119,9 @@ async def test_a_change_during_a_load_is_not_hidden_by_the_text_loaded_before_it
 async def test_views_are_worked_out_once_and_counted_against_the_budget(
     store: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # No log poll meanwhile: in CI on a slow machine (2026-11-30) a note's view was worked out a second
+    # time, most likely after a poll dropped its kept text. This test counts the work for kept texts.
+    store.poll_seconds = 3600
     _, doc_ids = await notes(store, 3)
     await unload(store, doc_ids)
     calls: list[str] = []
