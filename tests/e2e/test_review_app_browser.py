@@ -219,12 +219,22 @@ async def test_a_person_accepts_in_the_app_and_everyone_settles(
 
     # A person quicker than the list: the next card's note typed and Accept pressed while the list is still
     # being shown again after the previous decision (that refresh dropped the note, and the single-use key
-    # was not back yet).
+    # was not back yet), and the list shown again while the button is held down (the card under the
+    # pointer was replaced between the press and the release, and the click was lost).
     def quick(page: Page) -> None:
         page.evaluate("window.slowTools = {review_suggestions: 800}")  # the list comes back late
-        for uid in uids[1:]:
-            note(page, uid)
-            accept(page, uid)
+        lists = "window.appCalls.filter(c => c.name === 'review_suggestions').length"
+        shown = page.evaluate(lists)
+        note(page, uids[1])
+        accept(page, uids[1])
+        note(page, uids[2])
+        box = app_frame(page).locator(f'section[data-suggestion="{uids[2]}"] button.accept').bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.wait_for_function(f"{lists} > {shown}")
+        page.wait_for_timeout(200)  # the list has reached the page
+        page.mouse.up()
 
     await browser_thread.run(lambda: quick(page))
     assert await person.wait_text(equals=SETTLED) == SETTLED

@@ -25,6 +25,27 @@ function textOf(result) {
   return (result.content || []).filter((b) => b.type === "text").map((b) => b.text).join("\n");
 }
 
+// A list drawn again between a press and its release would swallow the click: the button under the pointer
+// is replaced, and a click needs the press and the release on the same element. While a pointer is down in
+// the page, the newest list waits for the release (`show` takes its query and key at once: the next decision
+// needs them).
+let pressed = false;
+let draw = null;
+
+function drawNow() {
+  const pending = draw;
+  draw = null;
+  if (pending) pending();
+}
+
+document.addEventListener("pointerdown", () => { pressed = true; }, true);
+for (const type of ["pointerup", "pointercancel"]) {
+  document.addEventListener(type, () => {
+    pressed = false;
+    setTimeout(drawNow); // after the click this release makes
+  }, true);
+}
+
 function show(result, said) {
   const review = result.structuredContent;
   if (result.isError || !review || !Array.isArray(review.suggestions)) {
@@ -33,10 +54,13 @@ function show(result, said) {
   }
   query = review.query;
   key = (result._meta && result._meta[KEY_META] && result._meta[KEY_META].key) || null;
-  const typed = typedNotes();
-  main.replaceChildren(reviewView(review, decide));
-  restoreNotes(typed);
-  if (said) status(said.text, said.isError);
+  draw = () => {
+    const typed = typedNotes();
+    main.replaceChildren(reviewView(review, decide));
+    restoreNotes(typed);
+    if (said) status(said.text, said.isError);
+  };
+  if (!pressed) drawNow();
 }
 
 /** The notes being typed in the cards, by suggestion, and which one has the focus: the list is shown again
