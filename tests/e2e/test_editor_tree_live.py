@@ -18,7 +18,9 @@ from lensrelay.docstore.trashdoc import TRASH
 from .browser import PASSWORD, BrowserThread, signed_in_context
 from .relay import Relay
 
-pytestmark = pytest.mark.e2e
+# Its budget is a second: run alone (scripts/test runs `serial` tests after the parallel pass), not beside
+# other files' browsers and servers on a loaded machine.
+pytestmark = [pytest.mark.e2e, pytest.mark.serial]
 
 FOLDER = "Grove"
 _MARKER = "E2E-TREE "
