@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -116,23 +117,38 @@ def append_updates(entries: Sequence[tuple[str, bytes, bool, str]], *, writer: s
     for doc_id, update, _, author in entries:
         params += [doc_id, update, writer, author[:200], created]
     touched = sorted({doc_id for doc_id, _, touch, _ in entries if touch})
+    table = q(YUpdate._meta.db_table)
+    # One statement's rows take their ids in the order of its VALUES, each larger than the last.
+    returning = f"INSERT INTO {table} ({columns}) VALUES {rows} RETURNING {q('id')}"
+    if connection.vendor == "postgresql" and not touched:
+        # The live path's case (issue 36): one statement, so no transaction around it (Django's would cost
+        # a BEGIN and a COMMIT round trip beside the insert; a statement in autocommit is as durable), and
+        # bound by the server: Django's cursors quote every update into the SQL text in Python.
+        return sorted(int(row[0]) for row in _server_bound(returning, params))
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.features.can_return_columns_from_insert:
-            cursor.execute(
-                f"INSERT INTO {q(YUpdate._meta.db_table)} ({columns}) VALUES {rows} RETURNING {q('id')}",
-                params,
-            )
-            # One statement's rows take their ids in the order of its VALUES, each larger than the last.
+            cursor.execute(returning, params)
             ids = sorted(int(row[0]) for row in cursor.fetchall())
         else:
             ids = []
-            single = f"INSERT INTO {q(YUpdate._meta.db_table)} ({columns}) VALUES (%s, %s, %s, %s, %s)"
+            single = f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s)"
             for start in range(0, len(params), 5):
                 cursor.execute(single, params[start : start + 5])
                 ids.append(int(cursor.lastrowid))
         if touched:
             _touch(cursor, touched, created)
     return ids
+
+
+def _server_bound(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The rows of one statement run on Django's PostgreSQL connection by a psycopg cursor that binds on the
+    server (parameters sent apart from the SQL, bytes in binary)."""
+    connection.ensure_connection()
+    # Django's errors, as from its own cursors (its callers and the store's outage handling know those);
+    # never prepared, so that a pooler in transaction mode (PgBouncer) sees nothing it cannot route.
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, prepare=False)
+        return cursor.fetchall()
 
 
 def _touch(cursor: Any, doc_ids: Sequence[str], modified: Any) -> None:

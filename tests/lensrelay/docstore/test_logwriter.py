@@ -217,3 +217,39 @@ def test_a_lock_held_past_the_busy_timeout_fails_the_append() -> None:
         assert len(calls) > 5  # asked again until the busy timeout
     else:
         assert calls == [1]  # PostgreSQL's writers wait in the server: nothing to ask again
+
+
+def test_on_postgresql_a_live_append_is_one_statement_bound_on_the_server(monkeypatch: Any) -> None:
+    """The log writer's batch on PostgreSQL: no transaction around the one insert, its parameters sent apart
+    from the SQL (Django's client-side cursors are not used: they fail here), committed when it returns,
+    bytes and ids as for the other path; a refused batch is Django's error and leaves the connection
+    usable."""
+    import psycopg
+    from django.db import DataError, connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the PostgreSQL pass checks this")
+
+    def client_side(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a client-side cursor was used")
+
+    connection.ensure_connection()  # a new connection's own setup goes through Django's cursors
+    monkeypatch.setattr(psycopg.ClientCursor, "execute", client_side)
+    entries = [("doc-pg", b"\x00\xff\x01", False, "ann"), ("doc-pg", bytes(range(256)), False, "x" * 300)]
+    ids = persistence.append_updates(entries, writer="w9")
+    assert ids == sorted(ids) and len(set(ids)) == 2
+    assert not connection.in_atomic_block and connection.connection.info.transaction_status == 0  # idle
+    monkeypatch.undo()
+    with psycopg.connect(**connection.get_connection_params()) as other:  # another session sees it committed
+        seen = other.execute(
+            "SELECT data, author FROM lensrelay_yupdate WHERE id = ANY(%s) ORDER BY id", [ids]
+        )
+        assert [(bytes(data), author) for data, author in seen] == [
+            (b"\x00\xff\x01", "ann"),
+            (bytes(range(256)), "x" * 200),
+        ]
+    with pytest.raises(DataError):
+        persistence.append_updates([("d" * 101, b"1", False, "")], writer="w9")
+    assert YUpdate.objects.filter(doc_id__startswith="ddd").count() == 0
+    (later,) = persistence.append_updates([("doc-pg", b"2", False, "")], writer="w9")
+    assert later > ids[-1]
