@@ -18,8 +18,10 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from django.contrib.auth import get_user_model
+from django.db import connection
 
 from lensrelay.access.auth import Access, access_for_user, token_access
+from lensrelay.docstore.serverbound import server_bound_rows
 from lensrelay.docstore.store import DocStore
 from lensrelay.models import ApiToken, Document, Folder
 
@@ -69,9 +71,30 @@ def folders_of(doc_ids: Iterable[str]) -> dict[str, int]:
     """The folder each document is in now (folder documents: their own folder); standalone or deleted
     documents are left out."""
     wanted = list(doc_ids)
-    found = dict(Folder.objects.filter(doc_id__in=wanted).values_list("doc_id", "id"))
-    found.update(Document.objects.filter(doc_id__in=wanted).values_list("doc_id", "folder_id"))
-    return found
+    if not wanted:
+        return {}
+    # One statement and no model: this runs every poll over every open document (300 of them through the
+    # ORM were 5 ms of CPU a time on PostgreSQL, quoting the ids into the SQL in Python: issue 36).
+    q = connection.ops.quote_name
+    folders, documents = q(Folder._meta.db_table), q(Document._meta.db_table)
+    doc_id, folder_id = q("doc_id"), q("folder_id")
+    if connection.vendor == "postgresql":
+        rows = server_bound_rows(
+            f"SELECT 0, {doc_id}, {q('id')} FROM {folders} WHERE {doc_id} = ANY(%s) UNION ALL "
+            f"SELECT 1, {doc_id}, {folder_id} FROM {documents} WHERE {doc_id} = ANY(%s)",
+            [wanted, wanted],
+        )
+    else:
+        marks = ", ".join(["%s"] * len(wanted))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT 0, {doc_id}, {q('id')} FROM {folders} WHERE {doc_id} IN ({marks}) UNION ALL "
+                f"SELECT 1, {doc_id}, {folder_id} FROM {documents} WHERE {doc_id} IN ({marks})",
+                [*wanted, *wanted],
+            )
+            rows = cursor.fetchall()
+    # A note's row wins over a folder's of the same id (there is none: ids are unique across both).
+    return {found: folder for _, found, folder in sorted(rows, key=lambda row: row[0])}
 
 
 def _current(

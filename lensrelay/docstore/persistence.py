@@ -7,13 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 from pycrdt import Doc, Text, merge_updates
 
 from lensrelay.docstore.panics import failures_logged
+from lensrelay.docstore.serverbound import server_bound_rows
 from lensrelay.docstore.tombstones import refuse_purged
 from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
 
@@ -124,7 +124,7 @@ def append_updates(entries: Sequence[tuple[str, bytes, bool, str]], *, writer: s
         # The live path's case (issue 36): one statement, so no transaction around it (Django's would cost
         # a BEGIN and a COMMIT round trip beside the insert; a statement in autocommit is as durable), and
         # bound by the server: Django's cursors quote every update into the SQL text in Python.
-        return sorted(int(row[0]) for row in _server_bound(returning, params))
+        return sorted(int(row[0]) for row in server_bound_rows(returning, params))
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.features.can_return_columns_from_insert:
             cursor.execute(returning, params)
@@ -138,17 +138,6 @@ def append_updates(entries: Sequence[tuple[str, bytes, bool, str]], *, writer: s
         if touched:
             _touch(cursor, touched, created)
     return ids
-
-
-def _server_bound(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-    """The rows of one statement run on Django's PostgreSQL connection by a psycopg cursor that binds on the
-    server (parameters sent apart from the SQL, bytes in binary)."""
-    connection.ensure_connection()
-    # Django's errors, as from its own cursors (its callers and the store's outage handling know those);
-    # never prepared, so that a pooler in transaction mode (PgBouncer) sees nothing it cannot route.
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-        cursor.execute(sql, params, prepare=False)
-        return cursor.fetchall()
 
 
 def _touch(cursor: Any, doc_ids: Sequence[str], modified: Any) -> None:

@@ -20,7 +20,7 @@ from django.contrib.auth.models import Permission, User
 from django.utils import timezone
 
 from lensrelay.access.auth import access_for_user
-from lensrelay.access.liveaccess import AccessWatch, access_watch, current_access
+from lensrelay.access.liveaccess import AccessWatch, access_watch, current_access, folders_of
 from lensrelay.access.tokens import (
     token_create,
     token_revoke,
@@ -200,6 +200,40 @@ async def test_a_document_moved_to_a_folder_the_token_does_not_see_closes_its_so
     await Document.objects.filter(doc_id=docs["public"].doc_id).aupdate(folder=secret)
     code, after = await closed_within(comm, CUT_OFF_SECONDS)
     assert code == 4403 and after <= CUT_OFF_SECONDS
+
+
+async def test_folders_of_reads_notes_and_folder_documents_in_one_statement_bound_on_postgresql(
+    store: Any, docs: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watch's read of where the open documents are: a note's folder, a folder document's own folder,
+    nothing for unknown ids; ids are parameters, never SQL (quotes, wildcards and a NUL-free injection
+    attempt read nothing and change nothing); on PostgreSQL no client-side cursor quotes them."""
+    import psycopg
+    from django.db import connection
+
+    public, secret = docs["folders"]["Public"], docs["folders"]["Secret"]
+    hostile = ["x' OR '1'='1", "%", "_", "'); DELETE FROM lensrelay_document; --", "a" * 5000]
+    wanted = [docs["public"].doc_id, docs["secret"].doc_id, public.doc_id, "no-such-doc", *hostile]
+
+    def client_side(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a client-side cursor was used")
+
+    def read() -> dict[str, int]:
+        connection.ensure_connection()  # a new connection's own setup goes through Django's cursors
+        if connection.vendor == "postgresql":
+            monkeypatch.setattr(psycopg.ClientCursor, "execute", client_side)
+        try:
+            return folders_of(wanted)
+        finally:
+            monkeypatch.undo()
+
+    assert await sync_to_async(read)() == {
+        docs["public"].doc_id: public.pk,
+        docs["secret"].doc_id: secret.pk,
+        public.doc_id: public.pk,
+    }
+    assert await Document.objects.acount() == 2
+    assert await sync_to_async(folders_of)([]) == {}
 
 
 class FakeSocket:
