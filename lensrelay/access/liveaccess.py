@@ -79,10 +79,12 @@ def folders_of(doc_ids: Iterable[str]) -> dict[str, int]:
     folders, documents = q(Folder._meta.db_table), q(Document._meta.db_table)
     doc_id, folder_id = q("doc_id"), q("folder_id")
     if connection.vendor == "postgresql":
+        # The ids as one array literal, not a list: psycopg dumps a list element by element in Python.
+        ids = _array_literal(wanted)
         rows = server_bound_rows(
-            f"SELECT 0, {doc_id}, {q('id')} FROM {folders} WHERE {doc_id} = ANY(%s) UNION ALL "
-            f"SELECT 1, {doc_id}, {folder_id} FROM {documents} WHERE {doc_id} = ANY(%s)",
-            [wanted, wanted],
+            f"SELECT 0, {doc_id}, {q('id')} FROM {folders} WHERE {doc_id} = ANY(%s::text[]) UNION ALL "
+            f"SELECT 1, {doc_id}, {folder_id} FROM {documents} WHERE {doc_id} = ANY(%s::text[])",
+            [ids, ids],
         )
     else:
         marks = ", ".join(["%s"] * len(wanted))
@@ -95,6 +97,12 @@ def folders_of(doc_ids: Iterable[str]) -> dict[str, int]:
             rows = cursor.fetchall()
     # A note's row wins over a folder's of the same id (there is none: ids are unique across both).
     return {found: folder for _, found, folder in sorted(rows, key=lambda row: row[0])}
+
+
+def _array_literal(texts: list[str]) -> str:
+    """PostgreSQL's text form of a text[]: each element quoted, its backslashes and quotes escaped."""
+    quoted = (text.replace("\\", "\\\\").replace('"', '\\"') for text in texts)
+    return "{" + ",".join(f'"{text}"' for text in quoted) + "}"
 
 
 def _current(

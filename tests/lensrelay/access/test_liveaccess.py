@@ -212,8 +212,17 @@ async def test_folders_of_reads_notes_and_folder_documents_in_one_statement_boun
     from django.db import connection
 
     public, secret = docs["folders"]["Public"], docs["folders"]["Secret"]
-    hostile = ["x' OR '1'='1", "%", "_", "'); DELETE FROM lensrelay_document; --", "a" * 5000]
-    wanted = [docs["public"].doc_id, docs["secret"].doc_id, public.doc_id, "no-such-doc", *hostile]
+    # An id the URLs never carry, stored all the same: quotes, a backslash, braces and a comma are data.
+    odd = await Document.objects.acreate(folder=secret, uuid="u-odd", doc_id='we"ird\\id,{x}', path="/Odd.md")
+    hostile = ["x' OR '1'='1", "%", "_", "'); DELETE FROM lensrelay_document; --", "a" * 5000, "we", "{x}"]
+    wanted = [
+        docs["public"].doc_id,
+        docs["secret"].doc_id,
+        public.doc_id,
+        odd.doc_id,
+        "no-such-doc",
+        *hostile,
+    ]
 
     def client_side(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a client-side cursor was used")
@@ -231,8 +240,9 @@ async def test_folders_of_reads_notes_and_folder_documents_in_one_statement_boun
         docs["public"].doc_id: public.pk,
         docs["secret"].doc_id: secret.pk,
         public.doc_id: public.pk,
+        odd.doc_id: secret.pk,
     }
-    assert await Document.objects.acount() == 2
+    assert await Document.objects.acount() == 3
     assert await sync_to_async(folders_of)([]) == {}
 
 
