@@ -36,10 +36,6 @@ AWARENESS_RENEWAL_SECONDS = 1.0
 class Peer(Protocol):
     """A connected client of a room (the sync consumer)."""
 
-    def send_now(self, frame: bytes) -> bool:
-        """Write the frame at once if that needs no waiting; False leaves it to `send_frame`."""
-        ...
-
     async def send_frame(self, frame: bytes) -> None: ...
 
 
@@ -265,14 +261,12 @@ class Room(Generic[Host]):
                 self.log_rows += 1
             frame = wire.sync_update(_merge([update for update, _ in batch]))
             origins = {id(origin) for _, origin in batch}
-            # The sender already has its own change; everyone else gets the merged update.
-            sender = origins.pop() if len(origins) == 1 else None
             started = time.perf_counter()
             sent = 0
             for peer in list(self.clients):
-                if id(peer) != sender:
-                    if not _sent_now(peer, frame):
-                        await _send(peer, frame)
+                # The sender already has its own change; everyone else gets the merged update.
+                if origins != {id(peer)}:
+                    await _send(peer, frame)
                     sent += 1
             if sent:
                 metrics.updates_delivered(sent, time.perf_counter() - started)
@@ -329,8 +323,7 @@ class Room(Generic[Host]):
     async def broadcast(self, frame: bytes) -> None:
         peers = list(self.clients)
         for peer in peers:
-            if not _sent_now(peer, frame):
-                await _send(peer, frame)
+            await _send(peer, frame)
         if peers:
             metrics.awareness_delivered(len(peers))
 
@@ -349,16 +342,6 @@ def _authors(batch: list[tuple[bytes, object]]) -> str:
 
 def _merge(updates: list[bytes]) -> bytes:
     return updates[0] if len(updates) == 1 else merge_updates(*updates)
-
-
-def _sent_now(peer: Peer, frame: bytes) -> bool:
-    """Whether `frame` is done with for this client at once (its socket took it, the usual case: no
-    coroutine per client and frame, or the connection is dead); False: await `_send` for it."""
-    try:
-        return peer.send_now(frame)
-    except Exception:  # a dead connection must not stop delivery to the others
-        logger.debug("send to %r failed", peer, exc_info=True)
-        return True
 
 
 async def _send(peer: Peer, frame: bytes) -> None:

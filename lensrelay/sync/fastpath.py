@@ -131,15 +131,9 @@ class DirectFrames(_Consumer):
         direct: DirectSocket | None = self.scope.get("extensions", {}).get(DIRECT_SEND)
         return direct
 
-    def send_now(self, frame: bytes) -> bool:
-        """Write one binary frame at once through the direct socket; False when there is none or it is
-        not open (`send_frame` then takes the ASGI send). A room's broadcast calls this for each client:
-        no coroutine per client and frame."""
-        direct = self._direct_socket()
-        return direct is not None and direct.send(frame)
-
     async def send_frame(self, frame: bytes) -> None:
-        if not self.send_now(frame):
+        direct = self._direct_socket()
+        if direct is None or not direct.send(frame):
             await self.send(bytes_data=frame)
 
     def frame_received(self, bytes_data: bytes | None, text_data: str | None) -> None:

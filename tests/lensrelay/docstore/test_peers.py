@@ -85,10 +85,6 @@ class Recorder:
     def __init__(self) -> None:
         self.frames: list[bytes] = []
 
-    def send_now(self, frame: bytes) -> bool:
-        self.frames.append(frame)
-        return True
-
     async def send_frame(self, frame: bytes) -> None:
         self.frames.append(frame)
 

@@ -26,35 +26,9 @@ class Recorder:
         self.doc_id = doc_id
         self.frames: list[tuple[bytes, int]] = []
 
-    def send_now(self, frame: bytes) -> bool:
-        return False  # it reads the database before it takes a frame: `send_frame`, awaited
-
     async def send_frame(self, frame: bytes) -> None:
         logged = await sync_to_async(YUpdate.objects.filter(doc_id=self.doc_id).count)()
         self.frames.append((frame, logged))
-
-
-class Socket:
-    """A peer like the launcher's sockets: it takes frames at once, or (`closed`) only through the awaited
-    send, or (`broken`) fails."""
-
-    def __init__(self, *, closed: bool = False, broken: bool = False) -> None:
-        self.closed, self.broken = closed, broken
-        self.now: list[bytes] = []
-        self.later: list[bytes] = []
-
-    def send_now(self, frame: bytes) -> bool:
-        if self.broken:
-            raise ConnectionResetError("gone")
-        if self.closed:
-            return False
-        self.now.append(frame)
-        return True
-
-    async def send_frame(self, frame: bytes) -> None:
-        if self.broken:
-            raise ConnectionResetError("gone")
-        self.later.append(frame)
 
 
 def insert(room: Room, index: int, value: str) -> None:
@@ -90,31 +64,6 @@ async def test_changes_of_one_turn_are_logged_once_before_anyone_sees_them(store
     assert len(peer.frames) == 1
     assert peer.frames[0][1] == after  # the row existed when the frame was sent
     assert await sync_to_async(stored_text)(note.doc_id) == str(room.doc.get("contents", type=Text))
-
-
-async def test_a_broadcast_writes_at_once_where_it_can_awaits_the_rest_and_survives_a_broken_socket(
-    store: Any, note: Any
-) -> None:
-    room = await store.get(note.doc_id)
-    broken, first, closed, last = Socket(broken=True), Socket(), Socket(closed=True), Socket()
-    for peer in (broken, first, closed, last):
-        room.join(peer)
-    insert(room, 0, "a")
-    await room.flushed()
-    assert len(first.now) == len(last.now) == 1 and not first.later and not last.later
-    assert closed.later == first.now and not closed.now
-    await room.broadcast(b"presence")  # awareness goes the same way
-    assert first.now[-1] == last.now[-1] == closed.later[-1] == b"presence"
-    # The sender of an update is not sent it back; everyone else is.
-    room.apply_update(Doc().get_update(), first)  # an empty update changes nothing and is not sent
-    ytext = room.doc.get("contents", type=Text)
-    remote = Doc()
-    remote.apply_update(room.doc.get_update())
-    with remote.transaction():
-        remote.get("contents", type=Text).insert(0, "b")
-    room.apply_update(remote.get_update(room.doc.get_state()), first)
-    await room.flushed()
-    assert str(ytext).startswith("ba") and len(first.now) == 2 and len(last.now) == 3
 
 
 async def test_a_database_outage_delays_delivery_but_loses_nothing(

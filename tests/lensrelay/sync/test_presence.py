@@ -22,10 +22,6 @@ class Listener:
     def __init__(self) -> None:
         self.frames: list[bytes] = []
 
-    def send_now(self, frame: bytes) -> bool:
-        self.frames.append(frame)
-        return True
-
     async def send_frame(self, frame: bytes) -> None:
         self.frames.append(frame)
 
