@@ -32,6 +32,9 @@ CLOSE_FOLDER_LOST = 4403
 
 Credential = tuple[str, int]  # ("token", id) or ("user", id)
 
+# Document ids per statement of the folders' read on SQLite (two parameters each).
+SQLITE_IDS = 1000
+
 
 class WatchedSocket(Protocol):
     access: Access | None
@@ -87,15 +90,19 @@ def folders_of(doc_ids: Iterable[str]) -> dict[str, int]:
             [ids, ids],
         )
     else:
-        marks = ", ".join(["%s"] * len(wanted))
+        rows = []
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT 0, {doc_id}, {q('id')} FROM {folders} WHERE {doc_id} IN ({marks}) UNION ALL "
-                f"SELECT 1, {doc_id}, {folder_id} FROM {documents} WHERE {doc_id} IN ({marks})",
-                [*wanted, *wanted],
-            )
-            rows = cursor.fetchall()
-    # A note's row wins over a folder's of the same id (there is none: ids are unique across both).
+            # A default SQLite build binds at most 32,766 parameters to a statement.
+            for start in range(0, len(wanted), SQLITE_IDS):
+                chunk = wanted[start : start + SQLITE_IDS]
+                marks = ", ".join(["%s"] * len(chunk))
+                cursor.execute(
+                    f"SELECT 0, {doc_id}, {q('id')} FROM {folders} WHERE {doc_id} IN ({marks}) UNION ALL "
+                    f"SELECT 1, {doc_id}, {folder_id} FROM {documents} WHERE {doc_id} IN ({marks})",
+                    [*chunk, *chunk],
+                )
+                rows += cursor.fetchall()
+    # Notes' rows after folders': a note's wins, as it did when they were two reads.
     return {found: folder for _, found, folder in sorted(rows, key=lambda row: row[0])}
 
 
