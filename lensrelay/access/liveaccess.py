@@ -21,6 +21,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from lensrelay.access.auth import Access, access_for_user, token_access
+from lensrelay.docstore.inlists import in_chunks
 from lensrelay.docstore.serverbound import server_bound_rows
 from lensrelay.docstore.store import DocStore
 from lensrelay.models import ApiToken, Document, Folder
@@ -31,9 +32,6 @@ CLOSE_ACCESS_ENDED = 4401
 CLOSE_FOLDER_LOST = 4403
 
 Credential = tuple[str, int]  # ("token", id) or ("user", id)
-
-# Document ids per statement of the folders' read on SQLite (two parameters each).
-SQLITE_IDS = 1000
 
 
 class WatchedSocket(Protocol):
@@ -92,9 +90,7 @@ def folders_of(doc_ids: Iterable[str]) -> dict[str, int]:
     else:
         rows = []
         with connection.cursor() as cursor:
-            # A default SQLite build binds at most 32,766 parameters to a statement.
-            for start in range(0, len(wanted), SQLITE_IDS):
-                chunk = wanted[start : start + SQLITE_IDS]
+            for chunk in in_chunks(wanted):
                 marks = ", ".join(["%s"] * len(chunk))
                 cursor.execute(
                     f"SELECT 0, {doc_id}, {q('id')} FROM {folders} WHERE {doc_id} IN ({marks}) UNION ALL "

@@ -11,8 +11,7 @@ Synchronous: callers run it on the store's database thread (or in a management c
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Mapping, Sequence
 
 from django.db import transaction
 from django.db.models import Max
@@ -20,11 +19,8 @@ from django.utils import timezone
 
 from lensrelay.docstore.acting import current_label
 from lensrelay.docstore.bulkrows import db_value, insert_returning, insert_rows
+from lensrelay.docstore.inlists import in_chunks
 from lensrelay.models import Folder, YDoc, YSnapshot, YUpdate
-
-T = TypeVar("T")
-
-CHUNK = 500
 
 
 def content_hash(text: str) -> str:
@@ -40,7 +36,7 @@ def content_docs_create(*, folder: Folder, docs: Sequence[tuple[str, str, bytes]
     """
     created = db_value(timezone.now())
     author = current_label()[:200]
-    for chunk in _chunks(docs):
+    for chunk in in_chunks(docs):
         with transaction.atomic():
             logged = insert_returning(
                 YUpdate,
@@ -73,7 +69,7 @@ def content_unchanged(texts: Mapping[str, str]) -> set[str]:
     Documents without a valid hash are not in the answer: the caller compares their stored text.
     """
     same: set[str] = set()
-    for chunk in _chunks(sorted(texts)):
+    for chunk in in_chunks(sorted(texts)):
         hashed = YDoc.objects.filter(doc_id__in=chunk).exclude(content_hash="")
         candidates = {
             doc_id: upto
@@ -92,8 +88,3 @@ def content_unchanged(texts: Mapping[str, str]) -> set[str]:
         moved = {doc_id for doc_id, last in [*newest, *folded] if last > candidates[doc_id]}
         same.update(doc_id for doc_id in candidates if doc_id not in moved)
     return same
-
-
-def _chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

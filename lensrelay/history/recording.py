@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -26,6 +26,7 @@ from pycrdt import Doc, Text
 
 from lensrelay.docstore import persistence
 from lensrelay.docstore.derived import StateBefore, state_before
+from lensrelay.docstore.inlists import in_chunks
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.history.models import DocVersion
 from lensrelay.models import YDoc, YSnapshot, YUpdate
@@ -35,19 +36,10 @@ CONTENTS = "contents"
 VERSIONED_KINDS = (YDoc.Kind.CONTENT, YDoc.Kind.STANDALONE)
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
-
-# Ids per `IN (…)` of a query, well within every database's limit on a statement's parameters.
-IN_CHUNK = 500
 
 # Documents whose versions are written per transaction at most: on SQLite a transaction holds the file's one
 # write lock, which the server's update log appends wait for (as the search rows' `WRITE_CHUNK`).
 VERSIONS_PER_TRANSACTION = 25
-
-
-def _chunks(items: Sequence[T]) -> Iterator[Sequence[T]]:
-    for start in range(0, len(items), IN_CHUNK):
-        yield items[start : start + IN_CHUNK]
 
 
 def state_text(state: bytes) -> str:
@@ -167,7 +159,7 @@ def _write_versions(chunk: Mapping[str, tuple[Candidate, str]], *, only_first: b
 
 def _kinds(doc_ids: Sequence[str], *, lock: bool = False) -> dict[str, str]:
     found: dict[str, str] = {}
-    for part in _chunks(doc_ids):
+    for part in in_chunks(doc_ids):
         rows = YDoc.objects.filter(doc_id__in=part).order_by("doc_id")
         found.update((rows.select_for_update() if lock else rows).values_list("doc_id", "kind"))
     return found
@@ -181,7 +173,7 @@ def _newest_versions(doc_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
         .values("upto_update_id")
     )
     found: dict[str, tuple[int, str]] = {}
-    for part in _chunks(doc_ids):
+    for part in in_chunks(doc_ids):
         rows = DocVersion.objects.filter(doc_id__in=part, upto_update_id=Subquery(newest_upto[:1]))
         found.update(
             (doc_id, (upto, digest))
@@ -202,7 +194,7 @@ def versions_record_stored(*, doc_ids: Sequence[str]) -> dict[str, DocVersion | 
     Per document, the version kept, or None."""
     ids = sorted(set(doc_ids))
     candidates: dict[str, Candidate] = {}
-    for chunk in _chunks(ids):
+    for chunk in in_chunks(ids):
         rows: dict[str, list[tuple[int, bytes, str]]] = {doc_id: [] for doc_id in chunk}
         for doc_id, row_id, data, author in (
             YUpdate.objects.filter(doc_id__in=chunk)
@@ -274,7 +266,7 @@ def version_record_burst_baselines(*, first_ids: Mapping[str, int]) -> dict[str,
     answers: dict[str, bool | None] = dict.fromkeys(_with_versions(ids), True)
     rest = [doc_id for doc_id in ids if doc_id not in answers]
     logged: dict[str, list[int]] = {doc_id: [] for doc_id in rest}
-    for chunk in _chunks(rest):
+    for chunk in in_chunks(rest):
         for doc_id, row_id in (
             YUpdate.objects.filter(doc_id__in=chunk).order_by("id").values_list("doc_id", "id")
         ):
@@ -290,7 +282,7 @@ def version_record_burst_baselines(*, first_ids: Mapping[str, int]) -> dict[str,
             bounds[doc_id] = after
     wanted = [row_id for doc_id, bound in bounds.items() for row_id in logged[doc_id] if row_id < bound]
     rows: dict[int, tuple[bytes, str, datetime]] = {}
-    for row_ids in _chunks(wanted):
+    for row_ids in in_chunks(wanted):
         for row_id, data, author, created in YUpdate.objects.filter(id__in=row_ids).values_list(
             "id", "data", "author", "created"
         ):
@@ -331,7 +323,7 @@ def version_record_burst_baselines(*, first_ids: Mapping[str, int]) -> dict[str,
 
 def _with_versions(doc_ids: Sequence[str]) -> set[str]:
     found: set[str] = set()
-    for chunk in _chunks(doc_ids):
+    for chunk in in_chunks(doc_ids):
         found.update(
             DocVersion.objects.filter(doc_id__in=chunk).order_by().values_list("doc_id", flat=True).distinct()
         )
@@ -355,7 +347,7 @@ def version_record_snapshot(*, doc_id: str, authors: Iterable[tuple[int, str]] =
 def snapshots_of(*, doc_ids: list[str]) -> dict[str, int]:
     """The last log id each document's snapshot includes (documents never compacted are left out)."""
     found: dict[str, int] = {}
-    for part in _chunks(doc_ids):
+    for part in in_chunks(doc_ids):
         found.update(YSnapshot.objects.filter(doc_id__in=part).values_list("doc_id", "upto_update_id"))
     return found
 
@@ -385,7 +377,7 @@ def versions_unrecorded() -> Unrecorded:
     )
     docs = sorted({doc_id for _, doc_id, _, _ in rows})
     newest: dict[str, int] = {}
-    for part in _chunks(docs):
+    for part in in_chunks(docs):
         newest.update(
             DocVersion.objects.filter(doc_id__in=part)
             .values("doc_id")
@@ -400,7 +392,7 @@ def versions_unrecorded() -> Unrecorded:
     # thousands): nothing to keep, its text is that row (kept as the baseline once it is edited).
     just_made = sorted(doc_id for doc_id, u in found.items() if doc_id not in newest and len(u.rows) == 1)
     compacted: set[str] = set()
-    for part in _chunks(just_made):
+    for part in in_chunks(just_made):
         compacted.update(YSnapshot.objects.filter(doc_id__in=part).values_list("doc_id", flat=True))
     for doc_id in set(just_made) - compacted:
         del found[doc_id]
@@ -426,14 +418,14 @@ def _prune(doc_ids: Sequence[str], *, retention: Retention, now: datetime | None
     now = now or timezone.now()
     cutoff = now - timedelta(days=retention.keep_all_days)
     doomed: list[int] = []
-    for part in _chunks(doc_ids):
+    for part in in_chunks(doc_ids):
         rows = DocVersion.objects.filter(doc_id__in=part).order_by("doc_id", "-created", "-id")
         of_doc: dict[str, list[tuple[int, datetime]]] = {}
         for doc_id, pk, created in rows.values_list("doc_id", "id", "created"):
             of_doc.setdefault(doc_id, []).append((pk, created))
         for versions in of_doc.values():
             doomed.extend(_doomed(versions, cutoff=cutoff, max_count=retention.max_count))
-    for ids in _chunks(doomed):
+    for ids in in_chunks(doomed):
         DocVersion.objects.filter(id__in=ids).delete()
     return len(doomed)
 

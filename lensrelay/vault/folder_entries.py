@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Mapping
-from typing import TypeVar
+from collections.abc import Mapping
 
 from lensrelay.docstore.folderdoc import FileEntry
+from lensrelay.docstore.inlists import in_chunks
 from lensrelay.docstore.tombstones import purged_among
 from lensrelay.models import Document, Folder, YDoc, YSnapshot, YUpdate
 from lensrelay.text.vaultpath import FolderPaths, InvalidPath, fold_key
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
 
 # fullmatch only: `$` would accept a trailing newline.
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -85,7 +84,7 @@ def admissible_entries(
 def claim_content_docs(*, folder: Folder, doc_ids: list[str]) -> set[str]:
     """Register new content documents as this folder's; returns the ids the folder now owns."""
     owned: set[str] = set()
-    for chunk in _chunks(doc_ids):
+    for chunk in in_chunks(doc_ids):
         # An import registers its documents before their entries: build rows only for the others.
         known = set(YDoc.objects.filter(doc_id__in=chunk).values_list("doc_id", flat=True))
         YDoc.objects.bulk_create(
@@ -119,7 +118,7 @@ def _not_ours(folder: Folder, uuids: set[str]) -> dict[str, str]:
     """Of these uuids new to the folder, those naming documents it may not hold: uuid -> reason."""
     uuid_of = {content_doc_id(folder, uuid): uuid for uuid in uuids}
     reasons: dict[str, str] = {}
-    for chunk in _chunks(sorted(uuid_of)):
+    for chunk in in_chunks(sorted(uuid_of)):
         # A purged id is never used again: a client still holding its state would bring the text back.
         for doc_id in purged_among(chunk):
             reasons[uuid_of[doc_id]] = "its id names a purged document"
@@ -154,8 +153,3 @@ def _log_ignored(folder: Folder, path: str, reason: str) -> None:
         _logged.clear()
     _logged.add(key)
     logger.warning("folder %s: ignoring filemeta entry %.200r: %s", folder.name, path, reason)
-
-
-def _chunks(items: list[T], size: int = 500) -> Iterator[list[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

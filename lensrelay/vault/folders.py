@@ -7,9 +7,9 @@ write) the rows below follow, so the admin, the API and the path resolver can qu
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.dispatch import Signal
@@ -19,6 +19,7 @@ from pycrdt import Doc
 from lensrelay.docstore import folderdoc, persistence, trashdoc, versions
 from lensrelay.docstore.bulkrows import db_value, insert_rows
 from lensrelay.docstore.folderdoc import FileEntry
+from lensrelay.docstore.inlists import in_chunks
 from lensrelay.docstore.later import Later
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore, get_store, on_change, on_load
@@ -29,8 +30,6 @@ from lensrelay.text.vaultpath import folder_name_key, normalize_path, validate_f
 from lensrelay.vault.folder_entries import admissible_entries, claim_content_docs, content_doc_id
 from lensrelay.vault.paths import path_index
 from lensrelay.webhooks.events import FolderName, Relocated, documents_relocated
-
-T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +128,7 @@ def folder_rows_mirror(
         by_uuid = {entry.uuid: entry for entry in admitted.values()}
         lost = _lost_rows(rows, entries) if keep_lost and caught_up else {}
         gone = [row.pk for uuid, row in rows.items() if uuid not in by_uuid and uuid not in lost]
-        for pks in _chunks(gone):
+        for pks in in_chunks(gone):
             Document.objects.filter(pk__in=pks).delete()
         moved = [row for uuid, row in rows.items() if uuid in by_uuid and row.path != by_uuid[uuid].path]
         # Park moved rows on unique temporary paths first, so swaps never collide on (folder, path).
@@ -215,11 +214,6 @@ def _lost_rows(rows: dict[str, Document], entries: dict[str, FileEntry]) -> dict
         if entry.type != "folder"
         or not (trashdoc.is_trashed(entry.path) or any(path.startswith(entry.path + "/") for path in entries))
     }
-
-
-def _chunks(items: list[T], size: int = 500) -> Iterator[list[T]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def _mirror_later(store: DocStore) -> Later:
