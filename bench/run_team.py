@@ -12,15 +12,17 @@ derived work runs there, not in the server).
 Loads alternate between the servers and each runs ``--reps`` times; medians are reported. A load is
 ``DOCUMENTSxCLIENTS@UPDATES_PER_SECOND``: ``1x2@20`` and ``1x10@50`` are the paced single-document loads,
 ``50x10@100`` and ``150x10@350`` the team loads. ``--workers 2`` runs Lens Relay as two workers on a fresh
-PostgreSQL database and a private redis-server (each document's clients spread over both; one derive
-process beside the first worker); the reference is one Node process, as it is deployed.
+PostgreSQL database and a private redis-server, one derive process beside the first worker; the reference is
+one Node process, as it is deployed. ``--placement spread`` (the default) puts each document's clients on
+both workers, so every update crosses Redis; ``grouped`` puts all of a document's clients on one worker
+(document n on worker n mod 2), as a proxy hashing the document id would (docs/scale.md's advice).
 ``--modes process,inline`` adds a run with derived work inside the server (the layout before issue 23);
 ``none`` is the launcher with no derive process beside it and ``nice`` the derive process at a nice level
 rather than in the idle scheduling class, ``asyncio`` the launcher on the standard library's event loop
 rather than uvloop's (one worker only).
 
     .venv/bin/python -m bench.run_team [--loads 1x2@20,1x10@50,50x10@100,150x10@350] [--seconds 20]
-        [--reps 2] [--workers 1|2] [--modes process] [--keep]
+        [--reps 2] [--workers 1|2] [--placement spread|grouped] [--modes process] [--keep]
 """
 
 from __future__ import annotations
@@ -73,6 +75,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=2, help="runs per server and load")
     parser.add_argument("--workers", type=int, default=1, choices=(1, 2), help="Lens Relay workers")
     parser.add_argument(
+        "--placement",
+        default="spread",
+        choices=("spread", "grouped"),
+        help="two workers: each document's clients on both (spread) or all on one (grouped)",
+    )
+    parser.add_argument(
         "--modes",
         default="process",
         help="where Lens Relay derives: process (the default), nice (the derive process at a nice level, "
@@ -110,14 +118,18 @@ class Relay:
     token: str
     doc_ids: dict[str, str]
 
-    def targets(self, names: list[str]) -> list[dict[str, Any]]:
+    def targets(self, names: list[str], *, grouped: bool = False) -> list[dict[str, Any]]:
+        """Where each document's clients connect: every worker in turn, or (grouped) the document's one."""
         return [
             {
                 "room": self.doc_ids[name],
-                "serverUrls": [w.doc_server_url(self.doc_ids[name]) for w in self.workers],
+                "serverUrls": [
+                    w.doc_server_url(self.doc_ids[name])
+                    for w in ([self.workers[n % len(self.workers)]] if grouped else self.workers)
+                ],
                 "params": {"token": self.token},
             }
-            for name in names
+            for n, name in enumerate(names)
         ]
 
     @property
@@ -262,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     harness.require_node_packages()
     workdir = Path(tempfile.mkdtemp(prefix="lensrelay-bench-team-"))
     harness.print_header(
-        f"Team load: many documents, one writer each, {args.workers} worker(s)",
+        f"Team load: many documents, one writer each, {args.workers} worker(s)"
+        + (f", clients {args.placement}" if args.workers > 1 else ""),
         source=harness.describe_source(harness.REPO_ROOT, None),
     )
     vault = workdir / "vault"
@@ -292,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
                     ]
                     for mode, relay in relays.items():
                         names = [f"{FOLDER}/{mode}-l{index}r{rep}/doc {n}.md" for n in range(load.documents)]
-                        sides.append((mode, relay.pids, relay.derive_pids, relay.targets(names)))
+                        targets = relay.targets(names, grouped=args.placement == "grouped")
+                        sides.append((mode, relay.pids, relay.derive_pids, targets))
                     if rep % 2:
                         sides.reverse()
                     for label, pids, derive_pids, targets in sides:
