@@ -5,11 +5,19 @@ every update is in the database log first, and each process's catch-up poll appl
 dropped. On top of that, workers repair by version: every few seconds each announces the version of the
 documents its clients are editing, and a peer that has something the announcer lacks sends it.
 
-Everything a worker has for its peers goes to one group that every listening worker is in, many documents'
-updates and presence to a message (`doc.batch`): whatever queued while the last message was on its way
-goes out in the next. A message per update and document group cost each worker, at 3,000 clients on two,
-more of its event loop than its own clients' sockets (a publish, a Redis round trip, a receive and a
-decode each, issue 36). A worker drops the items of documents it has not loaded.
+A worker sends a document's updates and presence only to the peers that hold it, straight to each one's
+channel, many documents' items to a message (`doc.batch`): whatever queued while the last message was on
+its way goes out in the next. A message per update and document cost each worker, at 3,000 clients on two,
+more of its event loop than its own clients' sockets (a publish, a Redis round trip, a receive and a decode
+each); and while every batch went to a group of all workers, each received its own back, and with clients
+grouped by document every update crossed Redis only to be dropped on the other side (issue 36).
+
+Holdings travel in the version announcements, which go to one group every listening worker is in: a worker
+names the documents it has loaded at once when it loads one (peers that hold it too answer so, `doc.held`)
+and again with every announcement, each time for a stated while (`hold`). An update sent before a peer's
+word arrived reaches that peer in the answer to its announcement (what it lacks) or, failing that, through
+the log poll. A process that does not listen (the derive process) hears no holdings, so it sends to the
+whole group, and workers drop the items of documents they have not loaded.
 
 Nothing here raises into its callers: while Redis is away, publishing is skipped (the log carries the
 changes), and once it answers again the peers' group is joined anew, because a Redis restarted empty has
@@ -45,6 +53,12 @@ OUTBOX_LIMIT = 10_000
 # traffic at 300 documents).
 PEERS_GROUP = "lensrelay.peers"
 ANNOUNCE_BATCH = 200
+# A worker's word that it holds its documents lasts this many of its announcement periods: one lost
+# announcement does not cut a peer off.
+HOLD_PERIODS = 3
+# How long a peer's word that it holds a document is taken for, at most, whatever it states (a peer that
+# went away without a word stops getting a document's items after this).
+MAX_HOLD_SECONDS = 300.0
 # A batch holds at most this many bytes of updates (one bigger update goes alone): Redis cuts off a
 # subscriber whose unread messages pass its client output buffer limit (32 MB by default).
 BATCH_BYTES = 512 * 1024
@@ -61,6 +75,9 @@ class PeerHost(Protocol):
 
     @property
     def writer(self) -> str: ...
+
+    @property
+    def repair_seconds(self) -> float: ...
 
     @property
     def rooms(self) -> Mapping[str, Room[Any]]: ...
@@ -83,6 +100,8 @@ class PeerBus:
         self._sender: asyncio.Task[None] | None = None
         self._outbox: deque[Item] = deque()
         self._joined_at = 0.0
+        # doc_id -> {a peer's channel: until when (monotonic) it said it holds the document}
+        self._holders: dict[str, dict[str, float]] = {}
 
     def stop_listening(self) -> None:
         """Hear nothing from peers from now on (call it before the first document is loaded): for a
@@ -115,9 +134,31 @@ class PeerBus:
     async def _send_outbox(self) -> None:
         while self._outbox:
             batch = self._next_batch()
-            if self.healthy:  # otherwise the log carries it
-                message = {"type": "doc.batch", "items": batch, "writer": self.store.writer}
-                await self._call(self.layer.group_send, PEERS_GROUP, message)
+            if not self.healthy:
+                continue  # the log carries it
+            if not self.listening:  # it knows no holders: every listening worker gets everything
+                await self._call(self.layer.group_send, PEERS_GROUP, self._batch_message(batch))
+                continue
+            for channel, items in self._by_holder(batch).items():
+                await self._call(self.layer.send, channel, self._batch_message(items))
+
+    def _batch_message(self, items: list[Item]) -> dict[str, Any]:
+        return {"type": "doc.batch", "items": items, "writer": self.store.writer}
+
+    def _by_holder(self, batch: list[Item]) -> dict[str, list[Item]]:
+        """The batch's items per peer channel holding their documents, in order."""
+        now = time.monotonic()
+        out: dict[str, list[Item]] = {}
+        for item in batch:
+            for channel, until in self._holders.get(item[1], {}).items():
+                if until > now:
+                    out.setdefault(channel, []).append(item)
+        return out
+
+    def holders(self, doc_id: str) -> set[str]:
+        """The channels of the peers that hold `doc_id` now, as far as this worker has heard."""
+        now = time.monotonic()
+        return {channel for channel, until in self._holders.get(doc_id, {}).items() if until > now}
 
     def _next_batch(self) -> list[Item]:
         """Items from the front of the outbox, in order, up to `BATCH_BYTES` of updates (at least one)."""
@@ -129,16 +170,48 @@ class PeerBus:
             size += len(item[2])
         return batch
 
-    async def announce_versions(self, rooms: list[Room]) -> None:
-        """Tell peers how far these documents have got here; peers answer with what is missing."""
+    def loaded(self, room: Room) -> None:
+        """Tell peers at once that this worker holds a document it just loaded (and how far it has got):
+        they send its updates here from now on, what this worker lacks, and whether they hold it too."""
+        if self.healthy and self.channel is not None:
+            self.store.spawn(self._announce([room], with_versions=[room], fresh=True))
+
+    async def announce(self, rooms: list[Room], *, with_versions: list[Room]) -> None:
+        """Tell peers which documents this worker holds, for the next few announcements, and how far
+        those of `with_versions` have got here; peers answer with what is missing. Holders whose word has
+        run out are forgotten meanwhile."""
+        self._forget_expired()
+        await self._announce(rooms, with_versions=with_versions, fresh=False)
+
+    async def _announce(self, rooms: list[Room], *, with_versions: list[Room], fresh: bool) -> None:
         if not self.healthy or self.channel is None:
             return
+        versioned = {room.doc_id for room in with_versions}
         for start in range(0, len(rooms), ANNOUNCE_BATCH):
-            batch = {
-                room.doc_id: versions.version(room.doc) for room in rooms[start : start + ANNOUNCE_BATCH]
+            batch = rooms[start : start + ANNOUNCE_BATCH]
+            message = {
+                **self._holding([room.doc_id for room in batch]),
+                "type": "doc.versions",
+                "versions": {
+                    room.doc_id: versions.version(room.doc) for room in batch if room.doc_id in versioned
+                },
+                "fresh": fresh,
             }
-            message = {"type": "doc.versions", "versions": batch, "writer": self.store.writer}
-            await self._call(self.layer.group_send, PEERS_GROUP, {**message, "reply": self.channel})
+            await self._call(self.layer.group_send, PEERS_GROUP, message)
+
+    def _holding(self, doc_ids: list[str]) -> dict[str, Any]:
+        """The part of a message that says this worker holds `doc_ids`, and where to send their items."""
+        hold = HOLD_PERIODS * self.store.repair_seconds + 1.0
+        return {"held": doc_ids, "hold": hold, "writer": self.store.writer, "reply": self.channel}
+
+    def _forget_expired(self) -> None:
+        now = time.monotonic()
+        for doc_id in list(self._holders):
+            held = self._holders[doc_id]
+            for channel in [channel for channel, until in held.items() if until <= now]:
+                del held[channel]
+            if not held:
+                del self._holders[doc_id]
 
     async def renew(self) -> None:
         """Join every group again now and then: cheap, and it heals a Redis that lost its memberships.
@@ -186,7 +259,13 @@ class PeerBus:
     async def _handle(self, message: dict[str, Any]) -> None:
         if message.get("writer") == self.store.writer:
             return
+        if message.get("type") == "doc.held":  # the answer to an announcement of a fresh load
+            self._note_holder(message)
+            return
         if message.get("type") == "doc.versions":
+            self._note_holder(message)
+            if message.get("fresh") is True:
+                await self._tell_holding(message)
             for doc_id, version in dict(message.get("versions") or {}).items():
                 if (room := self.store.rooms.get(doc_id)) is not None:
                     with failures_logged(logger, "version of %s from a peer", doc_id):
@@ -199,6 +278,28 @@ class PeerBus:
             return
         if message.get("type") == "doc.update":  # a repair, straight to this worker (`_answer_version`)
             await self._handle_item((UPDATE, message.get("doc_id", ""), message.get("update"), 0))
+
+    def _note_holder(self, message: dict[str, Any]) -> None:
+        """Remember that the announcer holds the documents it names, for as long as it says (bounded)."""
+        channel, held, hold = message.get("reply"), message.get("held"), message.get("hold")
+        if not isinstance(channel, str) or not isinstance(held, list):
+            return  # an older worker's: it names no holdings, and its clients hear this one's edits by poll
+        if not isinstance(hold, (int, float)) or isinstance(hold, bool) or not hold > 0:
+            return
+        until = time.monotonic() + min(float(hold), MAX_HOLD_SECONDS)
+        for doc_id in held:
+            if isinstance(doc_id, str):
+                self._holders.setdefault(doc_id, {})[channel] = until
+
+    async def _tell_holding(self, announcement: dict[str, Any]) -> None:
+        """Tell a peer that just loaded documents which of them this worker holds too: otherwise it would
+        send them nowhere until this worker's next announcement."""
+        channel, held = announcement.get("reply"), announcement.get("held")
+        if self.channel is None or not isinstance(channel, str) or not isinstance(held, list):
+            return
+        ours = [doc_id for doc_id in held if isinstance(doc_id, str) and doc_id in self.store.rooms]
+        if ours:
+            await self._call(self.layer.send, channel, {**self._holding(ours), "type": "doc.held"})
 
     async def _handle_item(self, item: Any) -> None:
         kind, doc_id, update, row = item

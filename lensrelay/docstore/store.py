@@ -221,6 +221,7 @@ class DocStore:
         metrics.room_loaded(kind)
         if self.peers is not None:
             await self.peers.start()  # never raises: without Redis the log still carries changes
+            self.peers.loaded(room)
         for listener in _load_listeners:
             listener(room)
         return room
@@ -319,7 +320,8 @@ class DocStore:
         now = time.monotonic()
         if now - self._repaired_at >= self.repair_seconds:
             self._repaired_at = now
-            await self.peers.announce_versions([room for room in self.rooms.values() if room.clients])
+            rooms = list(self.rooms.values())
+            await self.peers.announce(rooms, with_versions=[room for room in rooms if room.clients])
 
     async def catch_up(self) -> int:
         """Apply updates other processes logged for documents loaded here; returns how many applied.

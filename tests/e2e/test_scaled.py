@@ -141,6 +141,7 @@ def cluster(
                 (vault / "Shared.md").write_text("Written once, read by two workers.\n")
                 (vault / "Doomed.md").write_text("This note will be deleted in the admin.\n")
                 (vault / "Busy.md").write_text("base\n")
+                (vault / "Grouped.md").write_text("kept to one worker\n")
                 script = SETUP.format(vault=str(vault), password=ADMIN_PASSWORD)
                 token = run_manage(env, "shell", "-c", script).stdout.split("TOKEN ", 1)[1].split()[0]
                 yield Cluster(workers, token, f"{POSTGRES}/{name}", cache), proxy
@@ -262,6 +263,35 @@ async def test_clients_on_different_workers_converge(plain: Cluster, yclients: A
     await alice.insert(0, "still here ")
     await bob.wait_text(contains="still here Alice", timeout=5)
     assert closes(alice, bob) == 0
+
+
+async def test_a_document_only_one_worker_holds_sends_nothing_over_redis(
+    plain: Cluster, yclients: Any
+) -> None:
+    """Clients grouped by document (docs/scale.md's advice): while no other worker holds a document, its
+    updates are published to no one; a worker that loads it later has everything and hears what follows."""
+    doc_id = plain.doc_id("Team/Grouped.md")
+    params = {"token": plain.token}
+    writer = await yclients(plain.a.doc_server_url(doc_id), doc_id, params=params)
+    reader = await yclients(plain.a.doc_server_url(doc_id), doc_id, params=params)
+    stats = redis.Redis(host="127.0.0.1", port=plain.redis.port)
+
+    def published() -> int:
+        return int(stats.info("commandstats").get("cmdstat_publish", {}).get("calls", 0))
+
+    before = published()
+    for n in range(20):
+        await writer.insert(0, f"<{n}>")
+        await reader.wait_text(contains=f"<{n}>", timeout=5)
+    # The workers' holdings announcements (each every 2 s) are all that went out: not one per edit.
+    assert published() - before < 10
+
+    late = await yclients(plain.b.doc_server_url(doc_id), doc_id, params=params)
+    assert (await late.text()).startswith("<19><18>")
+    await writer.insert(0, "<now>")
+    await late.wait_text(contains="<now><19>", timeout=5)
+    await late.insert(0, "<from b>")
+    await reader.wait_text(contains="<from b><now>", timeout=5)
 
 
 async def test_presence_reaches_clients_on_the_other_worker(plain: Cluster, yclients: Any) -> None:

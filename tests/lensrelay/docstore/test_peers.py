@@ -1,6 +1,7 @@
-"""Workers' fan-out over the channel layer: updates and presence batched into one group, repair by version
-when messages are dropped, presence across workers, hostile batches, and a layer outage that neither raises
-into the store nor leaves the group unjoined afterwards.
+"""Workers' fan-out over the channel layer: updates and presence batched, sent only to the peers that said
+they hold the document, repair by version when messages are dropped, presence across workers, hostile
+batches and holdings, and a layer outage that neither raises into the store nor leaves the group unjoined
+afterwards.
 
 Two stores on one event loop stand in for two workers (each its own writer), sharing one in-memory
 channel layer wrapped to drop or refuse messages.
@@ -29,12 +30,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 class FaultyLayer:
-    """An in-memory layer that can drop document updates sent to groups, or refuse every call."""
+    """An in-memory layer that can drop document updates, or refuse every call."""
 
     def __init__(self) -> None:
         self.inner = InMemoryChannelLayer()
         self.drop_updates = False
         self.down = False
+        # (group or channel, message type) of every message sent, and the items of every batch
         self.sent: list[tuple[str, str]] = []
         self.batches: list[list[Any]] = []
         # While set and not yet released, a group send waits for it (a message on its way).
@@ -56,19 +58,21 @@ class FaultyLayer:
         await self.inner.group_discard(group, channel)
 
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        if await self._passes(group, message):
+            await self.inner.group_send(group, message)
+
+    async def send(self, channel: str, message: dict[str, Any]) -> None:
+        if await self._passes(channel, message):
+            await self.inner.send(channel, message)
+
+    async def _passes(self, target: str, message: dict[str, Any]) -> bool:
         self._check()
-        self.sent.append((group, message["type"]))
+        self.sent.append((target, message["type"]))
         if message["type"] == "doc.batch":
             self.batches.append(list(message["items"]))
             if self.hold is not None:
                 await self.hold.wait()
-        if self.drop_updates and message["type"] in ("doc.update", "doc.batch"):
-            return
-        await self.inner.group_send(group, message)
-
-    async def send(self, channel: str, message: dict[str, Any]) -> None:
-        self._check()
-        await self.inner.send(channel, message)
+        return not (self.drop_updates and message["type"] in ("doc.update", "doc.batch"))
 
     async def receive(self, channel: str) -> Any:
         while self.down:
@@ -107,7 +111,16 @@ async def shared_note(first: DocStore, second: DocStore) -> tuple[Any, Any]:
 
     folder = await sync_to_async(folder_create)(name="Lens")
     note = await document_create(store=first, folder=folder, path="/Note.md", text="start")
-    return await first.get(note.doc_id), await second.get(note.doc_id)
+    rooms = await first.get(note.doc_id), await second.get(note.doc_id)
+    await both_hold(first, second, note.doc_id)
+    return rooms
+
+
+async def both_hold(first: DocStore, second: DocStore, doc_id: str) -> None:
+    """Wait until each worker has heard that the other holds the document, if it listens (the one that
+    loads it second announces it, and the first answers that it holds it too)."""
+    pairs = [(a.peers, b.peers) for a, b in ((first, second), (second, first)) if a.peers and b.peers]
+    await eventually(lambda: all(b.channel in a.holders(doc_id) for a, b in pairs if a.channel and b.channel))
 
 
 def text(room: Any) -> str:
@@ -119,6 +132,12 @@ async def eventually(check: Any, timeout: float = 5.0) -> None:
     while not check():
         assert asyncio.get_running_loop().time() < deadline, "never happened"
         await asyncio.sleep(0.02)
+
+
+async def announce(store: DocStore, rooms: list[Any]) -> None:
+    """What the store's maintenance does every few seconds: these rooms held, and how far they have got."""
+    assert store.peers is not None
+    await store.peers.announce(rooms, with_versions=rooms)
 
 
 async def edit(room: Any, value: str, *, index: int = 0) -> None:
@@ -237,7 +256,7 @@ async def test_a_dropped_update_is_repaired_by_version_without_the_database_poll
     await edit(a, " lost in transit", index=5)
     await asyncio.sleep(0.1)
     assert text(b) == "start"  # dropped, and nobody polls the log in this test
-    await second.peers.announce_versions([b])
+    await announce(second, [b])
     await eventually(lambda: text(b) == "start lost in transit")
 
 
@@ -251,19 +270,22 @@ async def test_announcements_go_to_every_peer_many_documents_a_message(
     other = await document_create(
         store=first, folder=await sync_to_async(folder_create)(name="More"), path="/Other.md", text="x"
     )
+    a2 = await first.get(other.doc_id)
     b2 = await second.get(other.doc_id)
+    await both_hold(first, second, other.doc_id)
     layer.drop_updates = True
-    for room in (a, await first.get(other.doc_id)):
+    for room in (a, a2):
         await edit(room, "missed ")
     layer.sent.clear()
-    await second.peers.announce_versions([b, b2])
-    assert layer.sent == [(PEERS_GROUP, "doc.versions")]  # both documents in one message
+    await announce(second, [b, b2])
+    to_all = [sent for sent in layer.sent if sent[0] == PEERS_GROUP]
+    assert to_all == [(PEERS_GROUP, "doc.versions")]  # both documents in one message
     await eventually(lambda: text(b) == "missed start" and text(b2) == "missed x")
 
     monkeypatch.setattr(peers, "ANNOUNCE_BATCH", 1)
     layer.sent.clear()
-    await second.peers.announce_versions([b, b2])
-    assert layer.sent == [(PEERS_GROUP, "doc.versions")] * 2
+    await announce(second, [b, b2])
+    assert [sent for sent in layer.sent if sent[0] == PEERS_GROUP] == [(PEERS_GROUP, "doc.versions")] * 2
 
 
 async def test_a_malformed_version_in_an_announcement_spoils_only_its_own_document(workers: Any) -> None:
@@ -330,8 +352,11 @@ async def test_a_process_that_stopped_listening_hears_nothing_but_its_own_update
     await second.catch_up()
     assert first.peers.channel is None
     assert layer.members(PEERS_GROUP) == {second.peers.channel}
+    layer.sent.clear()
     await edit(a, "derived ")
     await eventually(lambda: text(b) == "derived start")
+    # It hears no announcements, so it knows no holders: its batches go to every listening worker.
+    assert [target for target, kind in layer.sent if kind == "doc.batch"] == [PEERS_GROUP]
     await edit(b, "typed ")
     await asyncio.sleep(0.3)
     assert text(a) == "derived start"  # not heard
@@ -346,3 +371,84 @@ def test_the_channel_layers_redis_connections_parse_in_c() -> None:
 
     pool = create_pool(decode_hosts([{"address": "redis://127.0.0.1:6379"}])[0])
     assert type(pool.make_connection()._parser).__name__ == "_AsyncHiredisParser"
+
+
+async def test_updates_go_only_to_the_peers_that_hold_the_document(workers: Any) -> None:
+    first, second, layer = workers
+    for store in (first, second):
+        store.poll_seconds = 3600  # no periodic announcements: what is known came from the loads
+    from lensrelay.vault.folders import folder_create
+
+    folder = await sync_to_async(folder_create)(name="Lens")
+    note = await document_create(store=first, folder=folder, path="/Note.md", text="start")
+    a = await first.get(note.doc_id)
+    await second.start_feed()
+    await second.peers.start()
+    await edit(a, "alone ")
+    assert layer.batches == []  # no peer holds it: nothing crosses the layer
+
+    b = await second.get(note.doc_id)  # second announces it; first answers that it holds it too
+    await both_hold(first, second, note.doc_id)
+    assert text(b) == "alone start"
+    layer.sent.clear()
+    await edit(a, "shared ")
+    await eventually(lambda: text(b) == "shared alone start")
+    await edit(b, "back ")
+    await eventually(lambda: text(a) == "back shared alone start")
+    batches = [target for target, kind in layer.sent if kind == "doc.batch"]
+    # Each went straight to the other worker: none to the group, so neither heard its own back.
+    assert batches == [second.peers.channel, first.peers.channel]
+
+
+def holding(doc_ids: list[Any], *, reply: str, hold: Any = 10, kind: str = "doc.versions") -> dict[str, Any]:
+    """Another worker's word that it holds `doc_ids`: an announcement naming no versions, or an answer."""
+    return {
+        "type": kind,
+        "writer": "another worker",
+        "reply": reply,
+        "held": doc_ids,
+        "hold": hold,
+        "versions": {},
+    }
+
+
+async def test_a_peer_whose_word_runs_out_gets_nothing_more(
+    workers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second, layer = workers
+    a, b = await shared_note(first, second)
+    held = holding([a.doc_id], reply="specific.gone", hold=0.3)
+    await first.peers._handle(held)
+    assert first.peers.holders(a.doc_id) == {second.peers.channel, "specific.gone"}
+    await edit(a, "one ")
+    assert ("specific.gone", "doc.batch") in layer.sent
+    await asyncio.sleep(0.35)
+    layer.sent.clear()
+    await edit(a, "two ")
+    await eventually(lambda: text(b) == "two one start")
+    assert [target for target, kind in layer.sent if kind == "doc.batch"] == [second.peers.channel]
+    # However long a peer says it holds a document, its word lasts at most MAX_HOLD_SECONDS.
+    monkeypatch.setattr(peers, "MAX_HOLD_SECONDS", 0.2)
+    await first.peers._handle({**held, "hold": 10**9})
+    assert "specific.gone" in first.peers.holders(a.doc_id)
+    await asyncio.sleep(0.25)
+    assert first.peers.holders(a.doc_id) == {second.peers.channel}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"held": a_doc} for a_doc in ("one id, not a list", None, {"an": "object"}, 7)]
+    + [{"hold": hold} for hold in (-1, 0, float("nan"), "10", True, None, [5])]
+    + [{"reply": reply} for reply in (None, 12, ["specific.x"])],
+)
+async def test_a_malformed_holding_is_ignored(workers: Any, changes: dict[str, Any]) -> None:
+    first, second, _ = workers
+    a, b = await shared_note(first, second)
+    for kind in ("doc.versions", "doc.held"):
+        await first.peers._handle({**holding([a.doc_id], reply="specific.stranger", kind=kind), **changes})
+    assert first.peers.holders(a.doc_id) == {second.peers.channel}
+    # Ids that are not strings are skipped; the rest of the list still counts.
+    await first.peers._handle(holding([3, None, a.doc_id], reply="specific.ok", kind="doc.held"))
+    assert first.peers.holders(a.doc_id) == {second.peers.channel, "specific.ok"}
+    await edit(a, "still ")
+    await eventually(lambda: text(b) == "still start")
