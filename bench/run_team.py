@@ -17,9 +17,10 @@ one Node process, as it is deployed. ``--placement spread`` (the default) puts e
 both workers, so every update crosses Redis; ``grouped`` puts all of a document's clients on one worker
 (document n on worker n mod 2), as a proxy hashing the document id would (docs/scale.md's advice).
 ``--modes process,inline`` adds a run with derived work inside the server (the layout before issue 23);
-``none`` is the launcher with no derive process beside it and ``nice`` the derive process at a nice level
-rather than in the idle scheduling class, ``asyncio`` the launcher on the standard library's event loop
-rather than uvloop's (one worker only).
+``none`` is the launcher with no derive process beside it, ``nice`` the derive process at a nice level
+rather than in the idle scheduling class and ``asyncio`` the launcher on the standard library's event loop
+rather than uvloop's (these two: one worker only). ``--keep`` keeps the work directory (the servers' logs)
+and prints each run's typing window in wall-clock time, to find it there.
 
     .venv/bin/python -m bench.run_team [--loads 1x2@20,1x10@50,50x10@100,150x10@350] [--seconds 20]
         [--reps 2] [--workers 1|2] [--placement spread|grouped] [--modes process] [--keep]
@@ -191,7 +192,8 @@ def scaled_relay(workdir: Path, vault: Path, mode: str) -> Iterator[Relay]:
         env = {
             "DATABASE_URL": f"{POSTGRES}/{name}",
             "REDIS_URL": f"redis://127.0.0.1:{cache.port}/0",
-            "LENSRELAY_DERIVED_WORK": mode,
+            # "none": no derive process at all (derived work left undone), the baseline it must not slow.
+            "LENSRELAY_DERIVED_WORK": "process" if mode == "none" else mode,
         }
         workers: list[LiveServer] = []
         # Registered after the database: the workers are killed before it is dropped.
@@ -202,7 +204,7 @@ def scaled_relay(workdir: Path, vault: Path, mode: str) -> Iterator[Relay]:
         token = run_manage(commands, "create_token", "--name", "team", "--role", "edit").stdout.split()[-1]
         for n in range(2):
             # One derive process per database: beside the first worker only.
-            extra = {} if n == 0 else {"LENSRELAY_DERIVE_BESIDE": "false"}
+            extra = {} if n == 0 and mode != "none" else {"LENSRELAY_DERIVE_BESIDE": "false"}
             worker = lensrelay_server(workdir / f"worker{n}", **env, **extra)
             worker.setup = []
             workers.append(worker)
@@ -252,6 +254,15 @@ def measure(
     )
     result["offered_rate"] = result["sent"] / seconds
     return result
+
+
+def typing_window(result: dict[str, Any]) -> str:
+    """The run's typing window in local wall-clock time, to find it in the kept servers' logs."""
+    start, stop = (
+        time.strftime("%H:%M:%S", time.localtime(result[k] / 1000))
+        for k in ("typing_from_ms", "typing_to_ms")
+    )
+    return f"{start}-{stop}"
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, float]:
@@ -319,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                             f"cpu {result['server_cpu_s']:5.2f} s "
                             f"(kernel {result['server_system_s']:4.2f} s, "
                             f"derive {result['derive_cpu_s']:4.2f} s)  "
-                            f"ok={result['ok']}",
+                            f"ok={result['ok']}" + (f"  typing {typing_window(result)}" if args.keep else ""),
                             file=sys.stderr,
                             flush=True,
                         )

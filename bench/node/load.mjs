@@ -96,6 +96,9 @@ const main = async () => {
     converged: converged(),
     settleMs: performance.now() - settleStart,
     server_cpu_s: cpuBefore === null || cpuAfter === null ? null : cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system,
+    // Wall-clock epoch milliseconds of the typing window, to find it in the servers' logs.
+    typing_from_ms: performance.timeOrigin + deadline - seconds * 1000,
+    typing_to_ms: performance.timeOrigin + deadline,
     server_system_s: cpuBefore === null || cpuAfter === null ? null : cpuAfter.system - cpuBefore.system
   }
   for (const client of all) client.provider.destroy()
