@@ -39,7 +39,7 @@ class FaultyLayer:
         # (group or channel, message type) of every message sent, and the items of every batch
         self.sent: list[tuple[str, str]] = []
         self.batches: list[list[Any]] = []
-        # While set and not yet released, a group send waits for it (a message on its way).
+        # While set and not yet released, a batch waits for it on its way (to a group or a channel).
         self.hold: asyncio.Event | None = None
 
     def _check(self) -> None:
