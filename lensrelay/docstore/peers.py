@@ -147,12 +147,10 @@ class PeerBus:
 
     def _by_holder(self, batch: list[Item]) -> dict[str, list[Item]]:
         """The batch's items per peer channel holding their documents, in order."""
-        now = time.monotonic()
         out: dict[str, list[Item]] = {}
         for item in batch:
-            for channel, until in self._holders.get(item[1], {}).items():
-                if until > now:
-                    out.setdefault(channel, []).append(item)
+            for channel in self.holders(item[1]):
+                out.setdefault(channel, []).append(item)
         return out
 
     def holders(self, doc_id: str) -> set[str]:
