@@ -17,7 +17,8 @@ names the documents it has loaded at once when it loads one (peers that hold it 
 and again with every announcement, each time for a stated while (`hold`). An update sent before a peer's
 word arrived reaches that peer in the answer to its announcement (what it lacks) or, failing that, through
 the log poll. A process that does not listen (the derive process) hears no holdings, so it sends to the
-whole group, and workers drop the items of documents they have not loaded.
+whole group, and workers drop the items of documents they have not loaded. So does a worker while a peer of
+an earlier release is heard (a rolling upgrade): such a peer names no holdings and hears only the group.
 
 Nothing here raises into its callers: while Redis is away, publishing is skipped (the log carries the
 changes), and once it answers again the peers' group is joined anew, because a Redis restarted empty has
@@ -102,6 +103,8 @@ class PeerBus:
         self._joined_at = 0.0
         # doc_id -> {a peer's channel: until when (monotonic) it said it holds the document}
         self._holders: dict[str, dict[str, float]] = {}
+        # Until when (monotonic) a peer of an earlier release, which names no holdings, counts as present.
+        self._older_peer_until = 0.0
 
     def stop_listening(self) -> None:
         """Hear nothing from peers from now on (call it before the first document is loaded): for a
@@ -136,7 +139,7 @@ class PeerBus:
             batch = self._next_batch()
             if not self.healthy:
                 continue  # the log carries it
-            if not self.listening:  # it knows no holders: every listening worker gets everything
+            if not self.listening or self.older_peer_present():  # every listening worker gets everything
                 await self._call(self.layer.group_send, PEERS_GROUP, self._batch_message(batch))
                 continue
             for channel, items in self._by_holder(batch).items():
@@ -157,6 +160,11 @@ class PeerBus:
         """The channels of the peers that hold `doc_id` now, as far as this worker has heard."""
         now = time.monotonic()
         return {channel for channel, until in self._holders.get(doc_id, {}).items() if until > now}
+
+    def older_peer_present(self) -> bool:
+        """Whether a peer of an earlier release announced itself lately: it holds what it holds without
+        saying so, and hears batches only through the group."""
+        return time.monotonic() < self._older_peer_until
 
     def _next_batch(self) -> list[Item]:
         """Items from the front of the outbox, in order, up to `BATCH_BYTES` of updates (at least one)."""
@@ -280,14 +288,26 @@ class PeerBus:
     def _note_holder(self, message: dict[str, Any]) -> None:
         """Remember that the announcer holds the documents it names, for as long as it says (bounded)."""
         channel, held, hold = message.get("reply"), message.get("held"), message.get("hold")
+        if isinstance(channel, str) and "held" not in message and message.get("type") == "doc.versions":
+            self._heard_older_peer()
+            return
         if not isinstance(channel, str) or not isinstance(held, list):
-            return  # an older worker's: it names no holdings, and its clients hear this one's edits by poll
+            return
         if not isinstance(hold, (int, float)) or isinstance(hold, bool) or not hold > 0:
             return
         until = time.monotonic() + min(float(hold), MAX_HOLD_SECONDS)
         for doc_id in held:
             if isinstance(doc_id, str):
                 self._holders.setdefault(doc_id, {})[channel] = until
+
+    def _heard_older_peer(self) -> None:
+        """An announcement without holdings comes from a worker of an earlier release: until it has been
+        silent for as long as a holding lasts, every batch goes to the group, which it hears (otherwise its
+        clients would hear this worker's edits only through its log poll)."""
+        if not self.older_peer_present():
+            logger.info("a peer of an earlier release is in the group: sending every update to the group")
+        hold = min(HOLD_PERIODS * self.store.repair_seconds + 1.0, MAX_HOLD_SECONDS)
+        self._older_peer_until = time.monotonic() + hold
 
     async def _tell_holding(self, announcement: dict[str, Any]) -> None:
         """Tell a peer that just loaded documents which of them this worker holds too: otherwise it would

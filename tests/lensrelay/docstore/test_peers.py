@@ -452,3 +452,35 @@ async def test_a_malformed_holding_is_ignored(workers: Any, changes: dict[str, A
     assert first.peers.holders(a.doc_id) == {second.peers.channel, "specific.ok"}
     await edit(a, "still ")
     await eventually(lambda: text(b) == "still start")
+
+
+async def test_while_a_peer_of_an_earlier_release_is_heard_batches_go_to_the_group(
+    workers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second, layer = workers
+    a, b = await shared_note(first, second)
+    # A worker of the release before holdings: in the group, it announces versions with no "held".
+    older = await layer.new_channel()
+    await layer.group_add(PEERS_GROUP, older)
+    older_announcement = {"type": "doc.versions", "versions": {}, "writer": "older", "reply": older}
+    monkeypatch.setattr(first, "repair_seconds", 0.1)  # its word lasts 3 periods and a second: 1.3 s
+    await first.peers._handle(older_announcement)
+    assert first.peers.older_peer_present()
+    layer.sent.clear()
+    await edit(a, "upgrade ")
+    await eventually(lambda: text(b) == "upgrade start")
+    assert [target for target, kind in layer.sent if kind == "doc.batch"] == [PEERS_GROUP]
+    heard = await asyncio.wait_for(layer.inner.receive(older), 1)
+    assert heard["type"] == "doc.batch" and [item[1] for item in heard["items"]] == [a.doc_id]
+    # A malformed announcement of the new shape (holdings not a list) is not taken for an older peer's.
+    first.peers._older_peer_until = 0.0
+    await first.peers._handle({**older_announcement, "held": None})
+    assert not first.peers.older_peer_present()
+    # Once it has been silent for as long as a holding lasts, batches go to the holders alone again.
+    await first.peers._handle(older_announcement)
+    await asyncio.sleep(1.4)
+    assert not first.peers.older_peer_present()
+    layer.sent.clear()
+    await edit(a, "after ")
+    await eventually(lambda: text(b) == "after upgrade start")
+    assert [target for target, kind in layer.sent if kind == "doc.batch"] == [second.peers.channel]
