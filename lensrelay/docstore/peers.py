@@ -105,6 +105,9 @@ class PeerBus:
         self._holders: dict[str, dict[str, float]] = {}
         # Until when (monotonic) a peer of an earlier release, which names no holdings, counts as present.
         self._older_peer_until = 0.0
+        # Documents loaded since the last announcement of fresh loads went out, and the task sending them.
+        self._fresh: list[Room] = []
+        self._announcer: asyncio.Task[None] | None = None
 
     def stop_listening(self) -> None:
         """Hear nothing from peers from now on (call it before the first document is loaded): for a
@@ -178,9 +181,20 @@ class PeerBus:
 
     def loaded(self, room: Room) -> None:
         """Tell peers at once that this worker holds a document it just loaded (and how far it has got):
-        they send its updates here from now on, what this worker lacks, and whether they hold it too."""
+        they send its updates here from now on, what this worker lacks, and whether they hold it too.
+        Documents loaded in the same turn of the loop, or while the last such word was on its way, go in
+        one announcement: a worker's clients arriving together (a restart, a team's morning) load hundreds
+        of documents in a few seconds, and every peer reads every announcement."""
         if self.healthy and self.channel is not None:
-            self.store.spawn(self._announce([room], with_versions=[room], fresh=True))
+            self._fresh.append(room)
+            if self._announcer is None or self._announcer.done():
+                self._announcer = self.store.spawn(self._announce_fresh())
+
+    async def _announce_fresh(self) -> None:
+        await asyncio.sleep(0)  # the rest of this turn's loads join
+        while self._fresh:
+            rooms, self._fresh = self._fresh, []
+            await self._announce(rooms, with_versions=rooms, fresh=True)
 
     async def announce(self, rooms: list[Room], *, with_versions: list[Room]) -> None:
         """Tell peers which documents this worker holds, for the next few announcements, and how far

@@ -39,8 +39,9 @@ class FaultyLayer:
         # (group or channel, message type) of every message sent, and the items of every batch
         self.sent: list[tuple[str, str]] = []
         self.batches: list[list[Any]] = []
-        # While set and not yet released, a batch waits for it on its way (to a group or a channel).
+        # While set and not yet released, a message of these types waits for it on its way.
         self.hold: asyncio.Event | None = None
+        self.held_types = ("doc.batch",)
 
     def _check(self) -> None:
         if self.down:
@@ -70,8 +71,8 @@ class FaultyLayer:
         self.sent.append((target, message["type"]))
         if message["type"] == "doc.batch":
             self.batches.append(list(message["items"]))
-            if self.hold is not None:
-                await self.hold.wait()
+        if self.hold is not None and message["type"] in self.held_types:
+            await self.hold.wait()
         return not (self.drop_updates and message["type"] in ("doc.update", "doc.batch"))
 
     async def receive(self, channel: str) -> Any:
@@ -484,3 +485,34 @@ async def test_while_a_peer_of_an_earlier_release_is_heard_batches_go_to_the_gro
     await edit(a, "after ")
     await eventually(lambda: text(b) == "after upgrade start")
     assert [target for target, kind in layer.sent if kind == "doc.batch"] == [second.peers.channel]
+
+
+async def test_documents_loaded_together_are_announced_in_one_message(workers: Any) -> None:
+    first, second, layer = workers
+    for store in (first, second):
+        store.poll_seconds = 3600  # no periodic announcements: only the loads' words go out
+    from lensrelay.vault.folders import folder_create
+
+    folder = await sync_to_async(folder_create)(name="Lens")
+    notes = [
+        await document_create(store=second, folder=folder, path=f"/Note {n}.md", text=f"note {n}")
+        for n in range(5)
+    ]
+    await second.peers.start()
+    layer.sent.clear()
+    layer.hold, layer.held_types = asyncio.Event(), ("doc.versions",)
+    # Three loads in one turn; the first announcement waits on its way while two more load one by one.
+    rooms = list(await asyncio.gather(*(first.get(note.doc_id) for note in notes[:3])))
+    await asyncio.sleep(0.05)
+    rooms += [await first.get(note.doc_id) for note in notes[3:]]
+    await asyncio.sleep(0.05)
+    assert layer.sent == [(PEERS_GROUP, "doc.versions")]
+    layer.hold.set()
+    await eventually(lambda: layer.sent.count((PEERS_GROUP, "doc.versions")) == 2)
+    await asyncio.sleep(0.05)
+    assert layer.sent.count((PEERS_GROUP, "doc.versions")) == 2  # the turn's three, then the two that waited
+    for note in notes:  # every document loaded is held, as far as each peer has heard
+        await both_hold(first, second, note.doc_id)
+    b = second.rooms[notes[4].doc_id]
+    await edit(b, "heard ")
+    await eventually(lambda: text(rooms[4]) == "heard note 4")
