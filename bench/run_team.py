@@ -330,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                             f"cpu {result['server_cpu_s']:5.2f} s "
                             f"(kernel {result['server_system_s']:4.2f} s, "
                             f"derive {result['derive_cpu_s']:4.2f} s)  "
+                            f"connect {result['connectMs'] / 1000:4.1f} s  "
                             f"ok={result['ok']}" + (f"  typing {typing_window(result)}" if args.keep else ""),
                             file=sys.stderr,
                             flush=True,

@@ -7,7 +7,8 @@
 // clkTck?}: targetsFile names a JSON list of {room, serverUrls, params}; only the first writersPerDoc
 // clients of a document type (all by default); serverPids lists processes whose CPU time over the typing
 // window is reported. Prints one JSON line with sent, delivered, expected deliveries, p50/p99 latency (ms),
-// connection errors, how many documents converged, server_cpu_s and the kernel's part of it, server_system_s.
+// connection errors, how many documents converged, server_cpu_s and the kernel's part of it, server_system_s,
+// and connectMs (every client connected and synced, before the typing).
 
 import { readFileSync } from 'node:fs'
 import { connectClient, percentile, readArgs, runMain, sleep, waitUntil } from './deps.mjs'
@@ -34,6 +35,7 @@ const main = async () => {
   const writersPerDoc = readArgs().writersPerDoc ?? clientsPerDoc
   const targets = JSON.parse(readFileSync(targetsFile, 'utf8'))
   const docs = targets.map((target) => ({ target, clients: [] }))
+  const connectStart = performance.now()
   let id = 0
   for (const doc of docs) {
     for (let k = 0; k < clientsPerDoc; k++) {
@@ -48,6 +50,7 @@ const main = async () => {
   const all = docs.flatMap((doc) => doc.clients)
   // Thousands of clients connecting at once take a while on a small machine: 100 ms each at most.
   await waitUntil(() => all.every((c) => c.synced || c.closed), Math.max(120000, 100 * all.length), 'every client to sync', 20)
+  const connectMs = performance.now() - connectStart
   const latencies = []
   const start = performance.timeOrigin + performance.now()
   for (const client of all) {
@@ -95,6 +98,8 @@ const main = async () => {
     errors: all.filter((c) => c.closed).length,
     converged: converged(),
     settleMs: performance.now() - settleStart,
+    // From the first client's connection to the last one's first sync: loading every document.
+    connectMs,
     server_cpu_s: cpuBefore === null || cpuAfter === null ? null : cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system,
     // Wall-clock epoch milliseconds of the typing window, to find it in the servers' logs.
     typing_from_ms: performance.timeOrigin + deadline - seconds * 1000,
