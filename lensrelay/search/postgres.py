@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import connection
 
+from lensrelay.docstore.serverbound import server_bound_rows
 from lensrelay.search.query import ParsedQuery, postgres_any_required, postgres_expression
 from lensrelay.search.rows import (
     HIGHLIGHT_START,
@@ -42,26 +43,38 @@ HEADLINE_OPTIONS = (
     f'MinWords={SNIPPET_WORDS // 2}, ShortWord=0, MaxFragments=1, FragmentDelimiter=" … "'
 )
 _VECTOR = (
-    f"setweight(to_tsvector('{CONFIG}', %s), 'A')"
-    f" || setweight(to_tsvector('{CONFIG}', left(%s, {VECTOR_CHARS})), 'C')"
-    f" || setweight(to_tsvector('{CONFIG}', left(%s, {VECTOR_CHARS})), 'B')"
+    f"setweight(to_tsvector('{CONFIG}', v.title), 'A')"
+    f" || setweight(to_tsvector('{CONFIG}', left(v.meta, {VECTOR_CHARS})), 'C')"
+    f" || setweight(to_tsvector('{CONFIG}', left(v.body, {VECTOR_CHARS})), 'B')"
 )
+# One statement for a batch, bound on the server: the texts travel once, apart from the SQL, not quoted
+# into it in Python twice each (once for the row, once for its vector), a statement per note (issue 36).
+_UPSERT = f"""
+    INSERT INTO {TABLE} (doc_id, folder_id, path, title, body, modified, document)
+    SELECT v.doc_id, v.folder_id, v.path, v.title, v.body, v.modified, {_VECTOR}
+    FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::float8[])
+        AS v(doc_id, folder_id, path, title, meta, body, modified)
+    ON CONFLICT (doc_id) DO UPDATE SET
+        folder_id = EXCLUDED.folder_id, path = EXCLUDED.path, title = EXCLUDED.title,
+        body = EXCLUDED.body, modified = EXCLUDED.modified, document = EXCLUDED.document
+    RETURNING doc_id
+"""
 
 
 def upsert(documents: Sequence[IndexedDocument]) -> None:
-    with connection.cursor() as cursor:
-        for doc in documents:
-            title, meta, body = doc.parts
-            cursor.execute(
-                f"""
-                INSERT INTO {TABLE} (doc_id, folder_id, path, title, body, modified, document)
-                VALUES (%s, %s, %s, %s, %s, %s, {_VECTOR})
-                ON CONFLICT (doc_id) DO UPDATE SET
-                    folder_id = EXCLUDED.folder_id, path = EXCLUDED.path, title = EXCLUDED.title,
-                    body = EXCLUDED.body, modified = EXCLUDED.modified, document = EXCLUDED.document
-                """,
-                [doc.doc_id, doc.folder_id, doc.path, title, body, doc.modified, title, meta, body],
-            )
+    # A document twice in one batch: the last one wins, as with a statement per document (one INSERT …
+    # ON CONFLICT may not touch a row twice).
+    latest = list({doc.doc_id: doc for doc in documents}.values())
+    if not latest:
+        return
+    columns: list[list[Any]] = [[] for _ in range(7)]
+    for doc in latest:
+        title, meta, body = doc.parts
+        # One type per array (psycopg dumps a list by its first element): a modified time may be an int.
+        row = (doc.doc_id, int(doc.folder_id), doc.path, title, meta, body, float(doc.modified))
+        for column, value in zip(columns, row, strict=True):
+            column.append(value)
+    server_bound_rows(_UPSERT, columns)
 
 
 def remove(doc_ids: Sequence[str]) -> None:

@@ -85,3 +85,57 @@ def test_very_long_documents_index_without_overflowing_a_tsvector(vault: Vault) 
     words = " ".join(f"w{i}x" for i in range(150_000))  # ~1.2 MB of distinct words
     vault.add("L/Huge.md", "needle " + words)
     assert [h.path for h in search_query(query="needle", folder_ids=None)] == ["/Huge.md"]
+
+
+def test_a_batch_is_one_statement_bound_on_the_server_the_last_of_a_document_winning() -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    from lensrelay.search.index import search_index_documents
+    from lensrelay.search.rows import IndexedDocument
+
+    hostile = "quote ' backslash \\ percent %s brace {1} dollar $$ semicolon; DROP TABLE lensrelay_search;--"
+    documents = [
+        IndexedDocument(doc_id="d-1", folder_id=7, path="/A.md", title="A", text="first draft", modified=1.5),
+        IndexedDocument(doc_id="d-2", folder_id=7, path="/B.md", title="B", text=hostile, modified=2.25),
+        IndexedDocument(
+            doc_id="d-1",
+            folder_id=8,
+            path="/A2.md",
+            title="A2",
+            text="---\ntags: [x]\n---\nsecond",
+            modified=3,
+        ),
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        search_index_documents(documents)
+    # Django's own cursors saw no statement: the texts were never quoted into SQL on the client.
+    assert not [q for q in queries.captured_queries if "lensrelay_search" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT doc_id, folder_id, path, title, body, modified FROM lensrelay_search ORDER BY doc_id"
+        )
+        rows = cursor.fetchall()
+        title, meta, body = documents[2].parts
+        cursor.execute(
+            "SELECT document = setweight(to_tsvector('simple', %s), 'A')"
+            " || setweight(to_tsvector('simple', %s), 'C') || setweight(to_tsvector('simple', %s), 'B')"
+            " FROM lensrelay_search WHERE doc_id = 'd-1'",
+            [title, meta, body],
+        )
+        same_vector = cursor.fetchone()[0]
+    assert rows == [("d-1", 8, "/A2.md", "A2", "second", 3.0), ("d-2", 7, "/B.md", "B", hostile, 2.25)]
+    assert meta and same_vector  # the frontmatter weighs C, as before
+    assert matching("semicolon") == ["d-2"]
+    # A second batch replaces rows in place.
+    search_index_documents([IndexedDocument(doc_id="d-2", folder_id=7, path="/B.md", title="B", text="calm")])
+    assert matching("semicolon") == []
+    assert matching("calm") == ["d-2"]
+
+
+def matching(word: str) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT doc_id FROM lensrelay_search WHERE document @@ to_tsquery('simple', %s) ORDER BY doc_id",
+            [word],
+        )
+        return [row[0] for row in cursor.fetchall()]
