@@ -22,7 +22,7 @@ from django.db import connection
 
 from lensrelay.access.auth import Access, access_for_user, token_access
 from lensrelay.docstore.inlists import in_chunks
-from lensrelay.docstore.serverbound import server_bound_rows
+from lensrelay.docstore.serverbound import server_bound_rows, text_array_literal
 from lensrelay.docstore.store import DocStore
 from lensrelay.models import ApiToken, Document, Folder
 
@@ -80,8 +80,7 @@ def folders_of(doc_ids: Iterable[str]) -> dict[str, int]:
     folders, documents = q(Folder._meta.db_table), q(Document._meta.db_table)
     doc_id, folder_id = q("doc_id"), q("folder_id")
     if connection.vendor == "postgresql":
-        # The ids as one array literal, not a list: psycopg dumps a list element by element in Python.
-        ids = _array_literal(wanted)
+        ids = text_array_literal(wanted)
         rows = server_bound_rows(
             f"SELECT 0, {doc_id}, {q('id')} FROM {folders} WHERE {doc_id} = ANY(%s::text[]) UNION ALL "
             f"SELECT 1, {doc_id}, {folder_id} FROM {documents} WHERE {doc_id} = ANY(%s::text[])",
@@ -100,12 +99,6 @@ def folders_of(doc_ids: Iterable[str]) -> dict[str, int]:
                 rows += cursor.fetchall()
     # Notes' rows after folders': a note's wins, as it did when they were two reads.
     return {found: folder for _, found, folder in sorted(rows, key=lambda row: row[0])}
-
-
-def _array_literal(texts: list[str]) -> str:
-    """PostgreSQL's text form of a text[]: each element quoted, its backslashes and quotes escaped."""
-    quoted = (text.replace("\\", "\\\\").replace('"', '\\"') for text in texts)
-    return "{" + ",".join(f'"{text}"' for text in quoted) + "}"
 
 
 def _current(

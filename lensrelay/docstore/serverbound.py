@@ -23,3 +23,10 @@ def server_bound_rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(sql, params, prepare=False)
         return cursor.fetchall()
+
+
+def text_array_literal(texts: Sequence[str]) -> str:
+    """PostgreSQL's text form of a text[], for `= ANY(%s::text[])`: one parameter, where psycopg would dump
+    a list element by element in Python. Each element quoted, its backslashes and quotes escaped."""
+    quoted = (text.replace("\\", "\\\\").replace('"', '\\"') for text in texts)
+    return "{" + ",".join(f'"{text}"' for text in quoted) + "}"

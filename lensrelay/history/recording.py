@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 from pycrdt import Doc, Text
@@ -28,6 +28,7 @@ from lensrelay.docstore import persistence
 from lensrelay.docstore.derived import StateBefore, state_before
 from lensrelay.docstore.inlists import in_chunks
 from lensrelay.docstore.panics import failures_logged
+from lensrelay.docstore.serverbound import server_bound_rows, text_array_literal
 from lensrelay.history.models import DocVersion
 from lensrelay.models import YDoc, YSnapshot, YUpdate
 
@@ -345,7 +346,17 @@ def version_record_snapshot(*, doc_id: str, authors: Iterable[tuple[int, str]] =
 
 
 def snapshots_of(*, doc_ids: list[str]) -> dict[str, int]:
-    """The last log id each document's snapshot includes (documents never compacted are left out)."""
+    """The last log id each document's snapshot includes (documents never compacted are left out).
+
+    The derive process asks this every pass about every document being typed into: on PostgreSQL one
+    statement bound on the server, not the ORM quoting hundreds of ids into the SQL in Python (issue 36)."""
+    if connection.vendor == "postgresql":
+        table = connection.ops.quote_name(YSnapshot._meta.db_table)
+        rows = server_bound_rows(
+            f'SELECT "doc_id", "upto_update_id" FROM {table} WHERE "doc_id" = ANY(%s::text[])',
+            [text_array_literal(doc_ids)],
+        )
+        return {doc_id: upto for doc_id, upto in rows}
     found: dict[str, int] = {}
     for part in in_chunks(doc_ids):
         found.update(YSnapshot.objects.filter(doc_id__in=part).values_list("doc_id", "upto_update_id"))

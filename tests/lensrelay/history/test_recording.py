@@ -164,3 +164,21 @@ async def test_a_failing_version_record_never_undoes_the_compaction(
     assert folded >= 1
     assert await sync_to_async(YUpdate.objects.filter(doc_id=note.doc_id).count)() == 0
     assert await store.db(persistence.stored_text, note.doc_id) == "start 😀 x"
+
+
+def test_snapshots_of_finds_hostile_ids_and_binds_them_on_postgresql() -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    from lensrelay.history.recording import snapshots_of
+    from lensrelay.models import YSnapshot
+
+    odd = ['quote"d', "back\\slash", "{brace},comma", "it's", "plain"]
+    YSnapshot.objects.bulk_create(
+        YSnapshot(doc_id=doc_id, data=b"", upto_update_id=n + 1) for n, doc_id in enumerate(odd)
+    )
+    with CaptureQueriesContext(connection) as queries:
+        found = snapshots_of(doc_ids=[*odd, "never compacted", "x' OR '1'='1", "%", "{}"])
+    assert found == {doc_id: n + 1 for n, doc_id in enumerate(odd)}
+    assert snapshots_of(doc_ids=[]) == {}
+    if connection.vendor == "postgresql":  # bound on the server: Django's cursors quoted nothing
+        assert [q for q in queries.captured_queries if "ysnapshot" in q["sql"]] == []
