@@ -499,6 +499,7 @@ async def test_documents_loaded_together_are_announced_in_one_message(workers: A
         for n in range(5)
     ]
     await second.peers.start()
+    await asyncio.sleep(0.05)  # second's own words about the notes it made are out
     layer.sent.clear()
     layer.hold, layer.held_types = asyncio.Event(), ("doc.versions",)
     # Three loads in one turn; the first announcement waits on its way while two more load one by one.
