@@ -6,7 +6,7 @@
 // Argument: one JSON object {targetsFile, clientsPerDoc, seconds, intervalMs, writersPerDoc?, serverPids?,
 // clkTck?}: targetsFile names a JSON list of {room, serverUrls, params}; only the first writersPerDoc
 // clients of a document type (all by default); serverPids lists processes whose CPU time over the typing
-// window is reported. Prints one JSON line with sent, delivered, expected deliveries, p50/p99 latency (ms),
+// window is reported. Prints one JSON line with sent, delivered, expected deliveries, p50/p99/max latency (ms),
 // connection errors, how many documents converged, server_cpu_s and the kernel's part of it, server_system_s,
 // and connectMs (every client connected and synced, before the typing).
 
@@ -95,6 +95,7 @@ const main = async () => {
     p50: percentile(sorted, 50),
     p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
+    max: sorted.length ? sorted[sorted.length - 1] : null,
     errors: all.filter((c) => c.closed).length,
     converged: converged(),
     settleMs: performance.now() - settleStart,
