@@ -49,6 +49,7 @@ _VECTOR = (
 )
 # One statement for a batch, bound on the server: the texts travel once, apart from the SQL, not quoted
 # into it in Python twice each (once for the row, once for its vector), a statement per note (issue 36).
+# It returns the ids only because `server_bound_rows` reads a statement's rows.
 _UPSERT = f"""
     INSERT INTO {TABLE} (doc_id, folder_id, path, title, body, modified, document)
     SELECT v.doc_id, v.folder_id, v.path, v.title, v.body, v.modified, {_VECTOR}
@@ -67,13 +68,9 @@ def upsert(documents: Sequence[IndexedDocument]) -> None:
     latest = list({doc.doc_id: doc for doc in documents}.values())
     if not latest:
         return
-    columns: list[list[Any]] = [[] for _ in range(7)]
-    for doc in latest:
-        title, meta, body = doc.parts
-        # One type per array (psycopg dumps a list by its first element): a modified time may be an int.
-        row = (doc.doc_id, int(doc.folder_id), doc.path, title, meta, body, float(doc.modified))
-        for column, value in zip(columns, row, strict=True):
-            column.append(value)
+    # One type per array (psycopg dumps a list by its first element): a modified time may be an int.
+    rows = [(doc.doc_id, int(doc.folder_id), doc.path, *doc.parts, float(doc.modified)) for doc in latest]
+    columns = [list(column) for column in zip(*rows, strict=True)]
     server_bound_rows(_UPSERT, columns)
 
 
