@@ -191,6 +191,9 @@ LENSRELAY_DERIVE_NICE = int(os.environ.get("LENSRELAY_DERIVE_NICE", "10"))
 # many seconds (lensrelay/docstore/spare_cpu.py). LENSRELAY_DERIVE_IDLE=false keeps it at the nice level.
 LENSRELAY_DERIVE_IDLE = _env_bool("LENSRELAY_DERIVE_IDLE", True)
 LENSRELAY_DERIVE_STRETCH_SECONDS = _env_float("LENSRELAY_DERIVE_STRETCH_SECONDS", 3.0)
+# A note typed into without pause has its search row rewritten every this many seconds
+# (lensrelay.search.maintain).
+LENSRELAY_SEARCH_REWRITE_SECONDS = _env_float("LENSRELAY_SEARCH_REWRITE_SECONDS", 2.0)
 # The launcher's cyclic garbage collector: Python's thresholds "700,10,10" make a full collection every few
 # seconds under a team's load, and with a thousand clients' objects it stops the loop 100-200 ms. Set
 # "700,10,10" to get Python's behaviour back (lensrelay/server/collector.py).

@@ -17,6 +17,8 @@ installed for both ways of running derived work:
   `handle`, which then serves the inline mode only.
 - `follows` (`Follows`) says which changes schedule `handle` inline, `delay` how long they are gathered
   (`Debounced`: one per view and store), `noticed` what must be read at the very change.
+- `owed(store)` does at once what a handler kept for later passes (the search rows of a note typed into
+  without pause, rewritten every few seconds): a stopping derive process and `derive_pending` call it.
 
 Handlers are idempotent (running one twice over a document changes nothing; a notification told twice
 only has its client read again), which is what lets the follower below re-read a window of the log after
@@ -142,6 +144,7 @@ class DerivedView:
     noticed: Callable[[Room], None] | None = None
     feed: FeedViewFactory | None = None
     first: bool = False
+    owed: Callable[[DocStore], Awaitable[None]] | None = None
 
     def debouncer(self, store: DocStore) -> Debounced:
         """Where this store gathers the view's changes inline (tests wait on it; a service that knows what
@@ -179,13 +182,16 @@ def derived_view(
     quiet: bool = False,
     noticed: Callable[[Room], None] | None = None,
     first: bool = False,
+    owed: Callable[[DocStore], Awaitable[None]] | None = None,
 ) -> DerivedView:
     """Register a derived view once (see the module's docstring) and install it for both modes. Views run in
     the order registered; `first` puts one before the others in each pass (a cheap one someone waits for).
-    `delay` is read each time (a setting, or a module constant tests patch)."""
+    `delay` is read each time (a setting, or a module constant tests patch). `owed` does now what a
+    handler keeps for later passes (search rows of a note typed into without pause): a stopping derive
+    process and `derive_pending` call it."""
     if name in _registry:
         return _registry[name]
-    view = DerivedView(name, handle, follows, delay, quiet, noticed, feed, first)
+    view = DerivedView(name, handle, follows, delay, quiet, noticed, feed, first, owed)
     _registry[name] = view
     if feed is not None:
         _feed_views.append(DerivedFeedView(name, feed))
@@ -432,6 +438,13 @@ class DeriveFollower:
         self.steps += 1
         return content
 
+    async def do_owed(self) -> None:
+        """Do now what the views keep for later passes (before this process stops)."""
+        for view in _views:
+            if view.owed is not None:
+                with failures_logged(logger, "derived view %s, its work kept for later", view.name):
+                    await view.owed(self.store)
+
     async def run(self, *, stop: asyncio.Event | None = None, parent_pid: int | None = None) -> None:
         """Step forever (until `stop` is set, or the launcher that started this process is gone)."""
         stop = stop or asyncio.Event()
@@ -454,12 +467,13 @@ def follower_for(store: DocStore) -> DeriveFollower:
 
 
 async def derive_pending(store: DocStore) -> set[str]:
-    """Run the follower in this process until it has read the whole log (tests of the process mode).
-    Returns every content document handled."""
+    """Run the follower in this process until it has read the whole log and done what its views kept for
+    later (`manage.py derive --once`, tests of the process mode). Returns every content document handled."""
     follower = follower_for(store)
     handled: set[str] = set()
     while True:
         before = follower.cursor
         handled |= await follower.step()
         if follower.cursor == before:
+            await follower.do_owed()
             return handled

@@ -1,14 +1,15 @@
 """Work on documents a moment after they change: ids are gathered, then each is handled once.
 
 `Debounced` is the debouncer of every derived view (lensrelay.docstore.derived); `Later` hands each id to
-its handler on its own, in rounds, for folder mirroring and the path index.
+its handler on its own, in rounds, for folder mirroring and the path index; `Spaced` handles each document
+at most once per interval, for a view the derive process keeps whose work per document is costly.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from lensrelay.docstore.panics import failures_logged
@@ -140,6 +141,93 @@ class Debounced:
     async def _handled(self, batch: frozenset[str]) -> None:
         with failures_logged(logger, "%s for %d documents", self.name, len(batch)):
             await self.handle(batch)
+
+
+# A waiting document whose time comes within this many seconds is handled with those due now: the loop's
+# timers may fire a little early, and one round is cheaper than two a moment apart.
+SPACED_SLACK = 0.05
+
+
+class Spaced:
+    """Each document handled at most once per `spacing()` seconds: `add` hands `handle` at once those not
+    handled that recently, and keeps the others until their time, when they are handled together. A
+    note typed into without pause is handled every `spacing()` seconds rather than on every call, a note
+    changed once is handled at once, and the last change of every note is handled.
+
+    What waits is only in memory: a view using it must find what a stopped process still owed another
+    way (search rows compare each note's modified time with their own, lensrelay.search.maintain).
+    """
+
+    def __init__(
+        self,
+        store: DocStore,
+        handle: Callable[[frozenset[str]], Awaitable[None]],
+        *,
+        spacing: Callable[[], float],
+        name: str = "",
+    ) -> None:
+        self.store = store
+        self.handle = handle
+        self.spacing = spacing
+        self.name = name or repr(handle)
+        self.handled: dict[str, float] = {}  # doc_id: loop time it was last handled, within spacing()
+        self.waiting: set[str] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self._rounds: set[asyncio.Task[None]] = set()
+
+    async def add(self, doc_ids: Iterable[str]) -> None:
+        """Handle the documents not handled within `spacing()` seconds now; the others wait their time."""
+        now = self.store.loop.time()
+        self._forget_before(now - self.spacing())
+        ids = set(doc_ids)
+        due = frozenset(ids.difference(self.handled))
+        self.waiting |= ids - due
+        self.waiting -= due
+        await self._round(due, now)
+
+    async def settled(self) -> None:
+        """Wait until no document waits (tests, shutdown)."""
+        while self.waiting or self._rounds:
+            if self._rounds:
+                await asyncio.wait(list(self._rounds))
+            else:
+                await asyncio.sleep(SPACED_SLACK)
+
+    async def flush(self) -> None:
+        """Handle every waiting document now (a process about to stop)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        due, self.waiting = frozenset(self.waiting), set()
+        await self._round(due, self.store.loop.time())
+        await self.settled()
+
+    def _forget_before(self, oldest: float) -> None:
+        self.handled = {doc_id: at for doc_id, at in self.handled.items() if at > oldest}
+
+    async def _round(self, due: frozenset[str], now: float) -> None:
+        for doc_id in due:
+            self.handled[doc_id] = now
+        if due:
+            with failures_logged(logger, "%s for %d documents", self.name, len(due)):
+                await self.handle(due)
+        self._arm()
+
+    def _arm(self) -> None:
+        if self._timer is not None or not self.waiting:
+            return
+        first = min(self.handled.get(doc_id, 0.0) for doc_id in self.waiting) + self.spacing()
+        self._timer = self.store.loop.call_at(first, self._time_came)
+
+    def _time_came(self) -> None:
+        self._timer = None
+        now = self.store.loop.time()
+        self._forget_before(now + SPACED_SLACK - self.spacing())
+        due = frozenset(self.waiting.difference(self.handled))
+        self.waiting -= due
+        task = self.store.spawn(self._round(due, now))
+        self._rounds.add(task)
+        task.add_done_callback(self._rounds.discard)
 
 
 class Once:

@@ -1,8 +1,10 @@
-"""Keeping the search index current: edits, creations, renames and deletions reach it within a second.
+"""Keeping the search index current: edits, creations, renames and deletions reach it within a second or
+two.
 
 - With a derive process (LENSRELAY_DERIVED_WORK=process, the default) it follows the update log and
-  reindexes each changed document once per pass (`lensrelay.docstore.derived`); the server processes
-  index no edits. Inline, the process that sees a change schedules it, as below.
+  reindexes each changed document in the next pass (`lensrelay.docstore.derived`), a note typed into
+  without pause every `LENSRELAY_SEARCH_REWRITE_SECONDS`; the server processes index no edits. Inline,
+  the process that sees a change schedules it, as below.
 
 - Content edits (here or in another process) are collected for `DEBOUNCE_SECONDS`, then their texts are
   read from the text cache and written in batches on the store's database thread.
@@ -12,7 +14,8 @@
 - Each index row remembers the document's `modified` time when its text was read, so a change missed
   while no process was listening (a crash, a command that exited) is found by the same comparison over
   every folder, which each process starts in the background once (`search_catch_up`: when a tool first
-  opens the knowledge base, after the folder documents are loaded). Searches answer from the index
+  opens the knowledge base, after the folder documents are loaded; the derive process after its first
+  pass, which also finds the rows it still owed when it stopped). Searches answer from the index
   meanwhile (at 100,000 notes the comparison takes seconds); `search_ready` waits for it.
 
 Importing this module registers the derived view "search" (lensrelay.docstore.derived).
@@ -26,11 +29,13 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
 
 from lensrelay.docstore import persistence
-from lensrelay.docstore.derived import Follows, derived_view
+from lensrelay.docstore.derived import Follows, derived_inline, derived_view
+from lensrelay.docstore.later import Spaced
 from lensrelay.docstore.store import DocStore
 from lensrelay.docstore.texts import text_cache, view_of
 from lensrelay.docstore.trashdoc import TRASH
@@ -117,6 +122,10 @@ def _write(rows: Sequence[DocumentRow], texts: dict[str, str], requested: Collec
     search_remove_documents(doc_ids=[doc_id for doc_id in requested if doc_id not in present])
 
 
+def _rewrite_seconds() -> float:
+    return float(settings.LENSRELAY_SEARCH_REWRITE_SECONDS)
+
+
 def _views(raw: dict[str, str]) -> dict[str, str]:
     return {doc_id: view_of(text) for doc_id, text in raw.items()}
 
@@ -127,10 +136,16 @@ class SearchMaintainer:
     def __init__(self, store: DocStore) -> None:
         self.store = store
         self._ready: asyncio.Task[None] | None = None
+        # With a derive process, a note typed into without pause has its row rewritten every
+        # LENSRELAY_SEARCH_REWRITE_SECONDS rather than on every pass: a row is replaced whole, its old text
+        # and its new one tokenized, and at a team's load that was most of the derive process's CPU (issue
+        # 36). A note changed once is indexed in the next pass as before.
+        self.spaced = Spaced(store, self.reindex, spacing=_rewrite_seconds, name="search rows")
 
     async def settled(self) -> None:
         """Wait until every scheduled change is in the index (tests, shutdown)."""
         await SEARCH.debouncer(self.store).settled()
+        await self.spaced.settled()
 
     async def reindex(self, doc_ids: Iterable[str]) -> None:
         """Read the documents' texts now and write them to the index, in batches."""
@@ -214,13 +229,25 @@ async def search_settled(store: DocStore) -> None:
     await maintainer_for(store).settled()
 
 
+async def _write_waiting(store: DocStore) -> None:
+    await maintainer_for(store).spaced.flush()
+
+
 async def _derive(store: DocStore, doc_ids: frozenset[str]) -> None:
-    await maintainer_for(store).reindex(doc_ids)
+    maintainer = maintainer_for(store)
+    if derived_inline():
+        await maintainer.reindex(doc_ids)  # each note once per debounce window already
+    else:
+        await maintainer.spaced.add(doc_ids)
 
 
 # Inline, every process indexes the notes it sees change, its own edits and those of other processes.
 SEARCH = derived_view(
-    "search", handle=_derive, follows=Follows(elsewhere=True), delay=lambda: DEBOUNCE_SECONDS
+    "search",
+    handle=_derive,
+    follows=Follows(elsewhere=True),
+    delay=lambda: DEBOUNCE_SECONDS,
+    owed=_write_waiting,
 )
 
 

@@ -18,15 +18,24 @@ import os
 import signal
 import sys
 import threading
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from lensrelay.docstore.derived import CURSOR_NAME, cursor_save, derive_pending, derived_views, follower_for
+from lensrelay.docstore.derived import (
+    CURSOR_NAME,
+    DeriveFollower,
+    cursor_save,
+    derive_pending,
+    derived_views,
+    follower_for,
+)
 from lensrelay.docstore.giveway import give_way
 from lensrelay.docstore.spare_cpu import SpareCpu
 from lensrelay.docstore.store import DocStore, get_store
+from lensrelay.search.maintain import search_catch_up
 from lensrelay.webhooks.delivery import WebhookDeliverer
 
 logger = logging.getLogger(__name__)
@@ -75,6 +84,11 @@ async def _lower_priority_but_the_database_thread(store: DocStore) -> SpareCpu:
     return spare
 
 
+async def _first_pass(follower: DeriveFollower) -> None:
+    while not follower.steps:
+        await asyncio.sleep(0.1)
+
+
 class Command(BaseCommand):
     # The launcher starts it beside a server that has just run them.
     requires_system_checks: list[str] = []
@@ -115,6 +129,10 @@ class Command(BaseCommand):
                 handled = await derive_pending(store)
                 self.stdout.write(f"Derived views in step: {len(handled)} documents handled.")
                 return
+            follower = follower_for(store)
+            # Rows of notes whose rewrite a stopped derive process still owed (lensrelay.search.maintain)
+            # are found by comparing modified times, once the first pass has done what the log says.
+            search_catch_up(store, after=partial(_first_pass, follower))
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGTERM, signal.SIGINT):
@@ -125,9 +143,10 @@ class Command(BaseCommand):
             deliverer = WebhookDeliverer()
             try:
                 await asyncio.gather(
-                    follower_for(store).run(stop=stop, parent_pid=parent_pid),
+                    follower.run(stop=stop, parent_pid=parent_pid),
                     deliverer.run(stop=stop, parent_pid=parent_pid),
                 )
+                await follower.do_owed()
             finally:
                 await deliverer.close()
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -10,6 +11,7 @@ from django.core.management import call_command
 from pycrdt import Doc, Text
 
 from lensrelay.docstore import folderdoc, persistence
+from lensrelay.docstore.derived import derive_pending, follower_for
 from lensrelay.docstore.offsets import text_insert
 from lensrelay.docstore.texts import CONTENTS, text_cache
 from lensrelay.models import Document, Folder
@@ -202,3 +204,60 @@ async def test_indexing_is_quick_for_a_vault_import(store: Any, tmp_path: Any) -
     assert await user_paths(store, "unique123") == ["Bulk/note 123.md"]
     assert len(await find(store, "shared")) == 20
     assert took < 30
+
+
+async def test_with_a_derive_process_a_note_typed_into_on_every_pass_is_rewritten_once_per_interval(
+    store: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row is replaced whole (the note's old text and its new one tokenized): a note changed on every pass
+    is rewritten every LENSRELAY_SEARCH_REWRITE_SECONDS, a note changed once in the next pass, and the last
+    change always, without another pass (issue 36)."""
+    settings.LENSRELAY_DERIVED_WORK = "process"
+    settings.LENSRELAY_SEARCH_REWRITE_SECONDS = 0.8
+    written: list[set[str]] = []
+    original = maintain.SearchMaintainer.reindex
+
+    async def counting(self: Any, doc_ids: Any) -> None:
+        written.append(set(doc_ids))
+        await original(self, doc_ids)
+
+    monkeypatch.setattr(maintain.SearchMaintainer, "reindex", counting)
+    folder = await make(store)
+    typed = await document_create(store=store, folder=folder, path="/Typed.md", text="start\n")
+    other = await document_create(store=store, folder=folder, path="/Other.md", text="quiet\n")
+    await derive_pending(store)
+    await asyncio.sleep(0.9)  # the creations' rows are older than the interval
+    written.clear()
+    follower = follower_for(store)
+    await append_text(store, typed.doc_id, "alphaword ")
+    await follower.step()
+    assert await user_paths(store, "alphaword") == ["Lens/Typed.md"]
+    await append_text(store, typed.doc_id, "betaword ")
+    await follower.step()
+    await append_text(store, other.doc_id, "gammaword ")
+    await follower.step()
+    assert await user_paths(store, "gammaword") == ["Lens/Other.md"]
+    assert await user_paths(store, "betaword") == []  # owed, not lost
+    assert written == [{typed.doc_id}, {other.doc_id}]
+    took = await eventually(lambda: _found(store, "betaword", "Lens/Typed.md"), within=2.0)
+    assert took < 1.5
+    assert written == [{typed.doc_id}, {other.doc_id}, {typed.doc_id}]
+
+
+async def test_a_derive_process_that_stops_writes_the_rows_it_owes(store: Any, settings: Any) -> None:
+    settings.LENSRELAY_DERIVED_WORK = "process"
+    settings.LENSRELAY_SEARCH_REWRITE_SECONDS = 3600.0
+    folder = await make(store)
+    note = await document_create(store=store, folder=folder, path="/Note.md", text="start\n")
+    await derive_pending(store)
+    await append_text(store, note.doc_id, "deltaword ")
+    follower = follower_for(store)
+    await follower.step()
+    assert await user_paths(store, "deltaword") == []
+    assert maintain.maintainer_for(store).spaced.waiting == {note.doc_id}
+    await follower.do_owed()  # what `manage.py derive` does once its passes have stopped
+    assert await user_paths(store, "deltaword") == ["Lens/Note.md"]
+
+
+async def _found(store: Any, word: str, path: str) -> bool:
+    return await user_paths(store, word) == [path]
