@@ -52,11 +52,13 @@ def idle_class_can_be_left(*, nice: int) -> bool:
 
 
 # A pass is followed by a rest of at least this many times its own length: under load the derive process
-# is busy at most a sixteenth of the time, and each changed note is handled once per longer pass rather
+# is busy at most a thirty-second of the time, and each changed note is handled once per longer pass rather
 # than once per poll. Most of a pass's work is per changed note (its search row, its links): at a team's
 # load (150 notes typed into) a pass took ~0.15 s and handled nearly every note, each changed ~1.6 times
 # since the last; a rest of four times that (the first value) re-indexed each note for every other update.
-REST_PER_PASS = 15.0
+# At fifteen (the second) both team loads were at that bound, so the derive process's CPU was the bound's:
+# thirty-one took a third off it, the views then a second or two behind while a team types (issue 36).
+REST_PER_PASS = 31.0
 
 
 def next_pass_in(*, took: float, poll: float, stretch: float) -> float:

@@ -133,9 +133,10 @@ async def test_each_pass_tells_how_old_its_oldest_unread_change_is(store: DocSto
 
 
 def test_passes_keep_the_poll_while_short_and_space_out_as_they_grow() -> None:
-    assert next_pass_in(took=0.02, poll=0.5, stretch=3.0) == pytest.approx(0.48)
-    # A pass of 0.1 s rests fifteen times that before the next begins: busy at most a sixteenth of the time.
-    assert next_pass_in(took=0.1, poll=0.5, stretch=3.0) == pytest.approx(1.5)
+    assert next_pass_in(took=0.01, poll=0.5, stretch=3.0) == pytest.approx(0.49)
+    # A pass of 0.05 s rests thirty-one times that before the next begins: busy at most a thirty-second of
+    # the time.
+    assert next_pass_in(took=0.05, poll=0.5, stretch=3.0) == pytest.approx(1.55)
     # Never past the stretch from this pass's start; a pass longer than that is followed at once.
     assert next_pass_in(took=0.4, poll=0.5, stretch=3.0) == pytest.approx(2.6)
     assert next_pass_in(took=5.0, poll=0.5, stretch=3.0) == 0.0
