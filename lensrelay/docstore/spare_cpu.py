@@ -57,7 +57,7 @@ def idle_class_can_be_left(*, nice: int) -> bool:
 # load (150 notes typed into) a pass took ~0.15 s and handled nearly every note, each changed ~1.6 times
 # since the last; a rest of four times that (the first value) re-indexed each note for every other update.
 # At fifteen (the second) both team loads were at that bound, so the derive process's CPU was the bound's:
-# thirty-one took a third off it, the views then a second or two behind while a team types (issue 36).
+# thirty-one took a third of it off, the views then a second or two behind while a team types (issue 36).
 REST_PER_PASS = 31.0
 
 

@@ -138,8 +138,8 @@ class SearchMaintainer:
         self._ready: asyncio.Task[None] | None = None
         # With a derive process, a note typed into without pause has its row rewritten every
         # LENSRELAY_SEARCH_REWRITE_SECONDS rather than on every pass: a row is replaced whole, its old text
-        # and its new one tokenized, and at a team's load that was most of the derive process's CPU (issue
-        # 36). A note changed once is indexed in the next pass as before.
+        # and its new one tokenized, a third of a pass's CPU at notes of a few KB typed into (issue 36). A
+        # note changed once is indexed in the next pass as before.
         self.spaced = Spaced(store, self.reindex, spacing=_rewrite_seconds, name="search rows")
 
     async def settled(self) -> None:
