@@ -39,6 +39,19 @@ async def make(store: Any, name: str = "Lens") -> Folder:
     return await store.db(folder_create, name=name)
 
 
+def reindexes_recorded(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
+    """The documents of each reindex from now on, in order."""
+    calls: list[set[str]] = []
+    original = maintain.SearchMaintainer.reindex
+
+    async def recording(self: Any, doc_ids: Any) -> None:
+        calls.append(set(doc_ids))
+        await original(self, doc_ids)
+
+    monkeypatch.setattr(maintain.SearchMaintainer, "reindex", recording)
+    return calls
+
+
 async def test_an_edit_through_the_store_is_searchable_within_a_second(store: Any) -> None:
     folder = await make(store)
     doc = await document_create(
@@ -60,14 +73,7 @@ async def test_a_burst_of_edits_is_indexed_in_few_batches(
 ) -> None:
     folder = await make(store)
     doc = await document_create(store=store, folder=folder, path="/Burst.md", text="start\n")
-    calls: list[set[str]] = []
-    original = maintain.SearchMaintainer.reindex
-
-    async def counting(self: Any, doc_ids: Any) -> None:
-        calls.append(set(doc_ids))
-        await original(self, doc_ids)
-
-    monkeypatch.setattr(maintain.SearchMaintainer, "reindex", counting)
+    calls = reindexes_recorded(monkeypatch)
     start = time.monotonic()
     for i in range(20):
         await append_text(store, doc.doc_id, f"word{i} ")
@@ -214,14 +220,7 @@ async def test_with_a_derive_process_a_note_typed_into_on_every_pass_is_rewritte
     change always, without another pass (issue 36)."""
     settings.LENSRELAY_DERIVED_WORK = "process"
     settings.LENSRELAY_SEARCH_REWRITE_SECONDS = 0.8
-    written: list[set[str]] = []
-    original = maintain.SearchMaintainer.reindex
-
-    async def counting(self: Any, doc_ids: Any) -> None:
-        written.append(set(doc_ids))
-        await original(self, doc_ids)
-
-    monkeypatch.setattr(maintain.SearchMaintainer, "reindex", counting)
+    written = reindexes_recorded(monkeypatch)  # before the maintainer exists: it keeps the method
     folder = await make(store)
     typed = await document_create(store=store, folder=folder, path="/Typed.md", text="start\n")
     other = await document_create(store=store, folder=folder, path="/Other.md", text="quiet\n")
