@@ -36,8 +36,8 @@ from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
-from django.db.models import BooleanField, Exists, OuterRef, Q, QuerySet, Value
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from pycrdt import Doc, StickyIndex, Text
@@ -225,30 +225,29 @@ def _unexpired_holds(now: datetime) -> QuerySet[SuggestionHold]:
 
 
 def pending_or_held(doc_ids: Sequence[str]) -> tuple[set[str], set[str]]:
-    """Of these documents, those with pending rows and those held, each slice in one statement."""
-    now = timezone.now()
+    """Of these documents, those with pending rows and those held, each slice in one statement.
+
+    Plain SQL: the derive process asks on every pass, and building the ORM's union of two querysets cost
+    more than the database's answer (1.3 ms of CPU a pass at a note typed into, issue 36)."""
+    q = connection.ops.quote_name
+    rows, holds = q(Suggestion._meta.db_table), q(SuggestionHold._meta.db_table)
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    kinds = ", ".join(["%s"] * len(MARKED_KINDS))
     pending: set[str] = set()
     held: set[str] = set()
     ids = sorted(doc_ids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        rows = (
-            Suggestion.objects.filter(
-                doc_id__in=chunk, status=Suggestion.Status.PENDING, kind__in=MARKED_KINDS
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join(["%s"] * len(chunk))
+            cursor.execute(
+                f"SELECT doc_id, 0 FROM {rows} WHERE doc_id IN ({marks}) AND status = %s"
+                f" AND kind IN ({kinds})"
+                f" UNION SELECT doc_id, 1 FROM {holds} WHERE doc_id IN ({marks}) AND expires_at > %s",
+                [*chunk, str(Suggestion.Status.PENDING.value), *map(str, MARKED_KINDS), *chunk, now],
             )
-            .annotate(held=Value(False, output_field=BooleanField()))
-            .order_by()
-            .values_list("doc_id", "held")
-            .union(
-                _unexpired_holds(now)
-                .filter(doc_id__in=chunk)
-                .annotate(held=Value(True, output_field=BooleanField()))
-                .order_by()
-                .values_list("doc_id", "held")
-            )
-        )
-        for doc_id, is_held in rows:
-            (held if is_held else pending).add(doc_id)
+            for doc_id, is_held in cursor.fetchall():
+                (held if is_held else pending).add(doc_id)
     return pending, held
 
 

@@ -301,3 +301,46 @@ async def test_a_row_with_malformed_positions_is_never_decided_from_them(
     unreadable = [{"old": "sugar", "new": "glucose"}]  # no position at all: stale
     await Suggestion.objects.filter(pk=row.pk).aupdate(hunks=unreadable)
     assert await looked(store, note.doc_id, row.pk) == "stale"
+
+
+def test_pending_or_held_reads_marked_pending_rows_and_standing_holds_in_one_statement() -> None:
+    """The derive process asks on every pass; one plain statement per 500 notes (the ORM's union cost more
+    to build than to answer, issue 36)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def row(doc_id: str, **fields: Any) -> None:
+        Suggestion.objects.create(doc_id=doc_id, path=f"L/{doc_id}.md", author="bot", tool="edit", **fields)
+
+    def hold(doc_id: str, seconds: float) -> None:
+        SuggestionHold.objects.create(doc_id=doc_id, expires_at=timezone.now() + timedelta(seconds=seconds))
+
+    row("edited")
+    row("created", kind=Suggestion.Kind.CREATE)
+    row("moved", kind=Suggestion.Kind.MOVE)  # no markup: not the follower's
+    row("accepted", status=Suggestion.Status.ACCEPTED)
+    row("held")
+    hold("held", 60)
+    hold("only-held", 60)
+    row("expired")
+    hold("expired", -1)
+    row("quoted'); DROP TABLE suggestions_suggestion; --")
+    asked = ["edited", "created", "moved", "accepted", "held", "only-held", "expired", "unknown"]
+    asked.append("quoted'); DROP TABLE suggestions_suggestion; --")
+    with CaptureQueriesContext(connection) as queries:
+        pending, held = follow.pending_or_held(asked)
+    assert pending == {
+        "edited",
+        "created",
+        "held",
+        "expired",
+        "quoted'); DROP TABLE suggestions_suggestion; --",
+    }
+    assert held == {"held", "only-held"}
+    assert len(queries.captured_queries) == 1
+    many = [f"n{n}" for n in range(1200)]
+    row("n1100")
+    with CaptureQueriesContext(connection) as queries:
+        assert follow.pending_or_held(many) == ({"n1100"}, set())
+    assert len(queries.captured_queries) == 3
+    assert Suggestion.objects.count() == 8  # the quoted id harmed nothing
