@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -164,18 +164,23 @@ def subscribers_of(*, doc_ids: Collection[str]) -> list[Subscriber]:
     once per session and document. One indexed query when nobody subscribed to any of them (the common
     case for a pass of the derive process), whatever the batch's size up to `CHUNK`."""
     wanted = sorted(set(doc_ids))
-    cutoff = timezone.now() - idle_timeout()
+    q = connection.ops.quote_name
+    subscriptions, sessions = q(McpSubscription._meta.db_table), q(McpSession._meta.db_table)
+    cutoff = connection.ops.adapt_datetimefield_value(timezone.now() - idle_timeout())
     rows: list[tuple[str, str, str, int | None]] = []
-    for start in range(0, len(wanted), CHUNK):
-        rows.extend(
-            McpSubscription.objects.filter(
-                doc_id__in=wanted[start : start + CHUNK],
-                session__ended_at__isnull=True,
-                session__last_seen_at__gte=cutoff,
+    # Plain SQL: the derive process asks on every pass, and building the ORM's join cost more than the
+    # database's answer (0.9 ms of CPU a pass at a note typed into, issue 36).
+    with connection.cursor() as cursor:
+        for start in range(0, len(wanted), CHUNK):
+            chunk = wanted[start : start + CHUNK]
+            cursor.execute(
+                f"SELECT s.session_id, s.uri, s.doc_id, m.token_id FROM {subscriptions} s"
+                f" JOIN {sessions} m ON m.id = s.session_id"
+                f" WHERE s.doc_id IN ({', '.join(['%s'] * len(chunk))})"
+                " AND m.ended_at IS NULL AND m.last_seen_at >= %s ORDER BY s.id",
+                [*chunk, cutoff],
             )
-            .order_by("pk")
-            .values_list("session_id", "uri", "doc_id", "session__token_id")
-        )
+            rows.extend(cursor.fetchall())
     if not rows:
         return []
     subscribed = {doc_id for _, _, doc_id, _ in rows}

@@ -4,25 +4,31 @@ number of them; one change makes one event per subscribed session."""
 from __future__ import annotations
 
 import unicodedata
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from lensrelay.vault.importexport import import_vault
+from mcp_tools.callers.sessions import idle_timeout
 from mcp_tools.kb import open_kb
 from mcp_tools.models import McpEvent, McpSession, McpSubscription
 from mcp_tools.notifications import events
 from mcp_tools.notifications.produce import documents_changed_events
 from mcp_tools.notifications.subscriptions import (
+    CHUNK,
     TooManySubscriptions,
     subscribed_uris,
+    subscribers_of,
     subscription_add,
     subscription_remove,
 )
@@ -202,3 +208,26 @@ async def test_a_note_moved_away_keeps_its_subscription_when_another_takes_its_o
     await sync_to_async(subscription_add)(session_id=session, uri=old_uri, doc_id=index.doc_id)
     held = {row.doc_id: row.uri async for row in McpSubscription.objects.filter(session_id=session)}
     assert held == {index.doc_id: "lens://Public/Index.md", ideas.doc_id: "lens://Public/Notes/Ideas.md"}
+
+
+def test_subscribers_are_active_listening_sessions_and_nobody_costs_one_statement_per_chunk() -> None:
+    """The derive process asks on every pass (plain SQL: the ORM's join cost more to build than to answer,
+    issue 36): an idle or ended session hears nothing, and a batch nobody subscribed to is one statement per
+    CHUNK notes."""
+    hostile = "doc'); DELETE FROM mcp_tools_mcpsubscription; --"
+    live, idle, ended = listening("live"), listening("idle"), listening("ended")
+    long_ago = timezone.now() - idle_timeout() - timedelta(seconds=5)
+    McpSession.objects.filter(id=idle).update(last_seen_at=long_ago)
+    McpSession.objects.filter(id=ended).update(ended_at=timezone.now())
+    for session in (live, idle, ended):
+        McpSubscription.objects.create(session_id=session, uri="lens://A/One.md", doc_id="doc-1")
+    McpSubscription.objects.create(session_id=live, uri="lens://A/Odd.md", doc_id=hostile)
+    found = subscribers_of(doc_ids={"doc-1", hostile, "doc-2"})
+    assert sorted((s.session_id, s.uri, s.doc_id) for s in found) == [
+        ("live", "lens://A/Odd.md", hostile),
+        ("live", "lens://A/One.md", "doc-1"),
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        assert subscribers_of(doc_ids={f"none-{n}" for n in range(CHUNK + 10)}) == []
+    assert len(queries.captured_queries) == 2
+    assert McpSubscription.objects.count() == 4
