@@ -267,9 +267,16 @@ def pending_and_holds(doc_ids: Sequence[str]) -> tuple[dict[str, list[Suggestion
 
 
 def new_pending(*, above: int) -> list[tuple[int, str]]:
-    """(pk, doc_id) of the pending rows whose pk is above ``above``."""
-    rows = Suggestion.objects.filter(pk__gt=above, status=Suggestion.Status.PENDING, kind__in=MARKED_KINDS)
-    return list(rows.values_list("pk", "doc_id"))
+    """(pk, doc_id) of the pending rows whose pk is above ``above`` (plain SQL, as `pending_or_held`: asked
+    on every pass, 0.6 ms of CPU through the ORM)."""
+    kinds = ", ".join(["%s"] * len(MARKED_KINDS))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id, doc_id FROM {connection.ops.quote_name(Suggestion._meta.db_table)}"
+            f" WHERE id > %s AND status = %s AND kind IN ({kinds})",
+            [above, str(Suggestion.Status.PENDING.value), *map(str, MARKED_KINDS)],
+        )
+        return [(int(pk), str(doc_id)) for pk, doc_id in cursor.fetchall()]
 
 
 def _copy(room: Room) -> Doc[Any]:

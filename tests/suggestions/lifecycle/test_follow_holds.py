@@ -344,3 +344,16 @@ def test_pending_or_held_reads_marked_pending_rows_and_standing_holds_in_one_sta
         assert follow.pending_or_held(many) == ({"n1100"}, set())
     assert len(queries.captured_queries) == 3
     assert Suggestion.objects.count() == 8  # the quoted id harmed nothing
+    # The follower's other read each pass: pending rows with markup above a pk, with their notes.
+    first = Suggestion.objects.order_by("pk").first()
+    assert first is not None
+    assert sorted(follow.new_pending(above=first.pk - 1)) == sorted(
+        Suggestion.objects.filter(status="pending", kind__in=["edit", "create"]).values_list("pk", "doc_id")
+    )
+    assert {doc_id for _, doc_id in follow.new_pending(above=first.pk)} == {
+        "created",
+        "held",
+        "expired",
+        "quoted'); DROP TABLE suggestions_suggestion; --",
+        "n1100",
+    }
