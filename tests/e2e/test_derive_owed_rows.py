@@ -65,6 +65,20 @@ async def one_derive_process(relay: Relay, *, other_than: int = 0) -> int:
     return int(pid)
 
 
+def passes_logged(relay: Relay) -> int:
+    """Passes of the derive processes so far that handled notes (the launcher's log holds their lines)."""
+    return relay.server.log_path.read_text(errors="replace").count("derived views brought in step")
+
+
+async def a_pass_after(relay: Relay, count: int) -> None:
+    await poll(
+        lambda: asyncio.to_thread(passes_logged, relay),
+        lambda now: now > count,
+        timeout=30.0,
+        what="a pass of the derive process that handled notes",
+    )
+
+
 async def gone(pid: int) -> None:
     await poll(lambda: asyncio.to_thread(alive, pid), lambda up: not up, what=f"derive process {pid} gone")
 
@@ -78,18 +92,21 @@ async def test_a_row_owed_is_written_by_a_stopping_derive_process_and_survives_a
     note = await relay.doc_id(token, folder="Owed", path="/Typed.md")
     writer = await yclients(relay.doc_url(note), note, params={"token": token}, label="writer")
     # The first pass of every derive process handles the imported note: a change after it is owed.
-    await asyncio.sleep(3.0)
+    await a_pass_after(relay, 0)
+    await asyncio.sleep(1.0)
     await writer.insert(0, "stopword ")
     await asyncio.sleep(2.0)  # several passes
     assert await asyncio.to_thread(searched, relay, ["stopword"]) == [[]]
 
+    before = await asyncio.to_thread(passes_logged, relay)
     os.kill(first, signal.SIGTERM)
     await gone(first)
     assert await asyncio.to_thread(derive_children, relay.server.pid or 0) == []
     assert await asyncio.to_thread(searched, relay, ["stopword"]) == [[note]]
 
     second = await one_derive_process(relay, other_than=first)
-    await asyncio.sleep(3.0)  # its first pass handled the note again
+    await a_pass_after(relay, before)  # its first pass reads the log's last rows again: the note among them
+    await asyncio.sleep(1.0)
     await writer.insert(0, "killword ")
     await asyncio.sleep(2.0)
     assert await asyncio.to_thread(searched, relay, ["killword"]) == [[]]
