@@ -3,13 +3,16 @@ them, grown to about 3 KB with prose (`--small`: left as the bench writes them),
 between passes (a marker inserted at the start, as `bench/node/load.mjs`
 does) by another writer, as the server logs it; then `DeriveFollower.step()`, every half second as the
 derive process's poll (`--back-to-back`: at once). Three rounds of 40 passes; `--profile` prints cProfile's
-top functions over one more round. Runs on a scratch SQLite database in a temporary directory (or
+top functions over one more round; `--db-times` the CPU of each kind of database call per pass (on its thread,
+by the called function's name) over the rounds. Runs on a scratch SQLite database in a temporary directory (or
 `DATABASE_URL`, migrated first):
 
     [NOTES=50] .venv/bin/python bench/experiments/derive_pass_cpu.py [--small] [--back-to-back] [--profile]
+        [--db-times]
 """
 
 import asyncio
+import collections
 import cProfile
 import os
 import pstats
@@ -41,7 +44,26 @@ PASSES = 40
 POLL = 0.5
 
 
-async def main(*, profile: bool, pause: float, small: bool) -> None:
+def time_db_calls(store) -> collections.Counter:
+    """The CPU each database call takes on its thread, summed by the called function's name."""
+    spent: collections.Counter = collections.Counter()
+    db = store.db
+
+    async def timed(fn, *args, **kwargs):
+        def call():
+            started = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[getattr(fn, "__qualname__", repr(fn))] += time.thread_time() - started
+
+        return await db(call)
+
+    store.db = timed
+    return spent
+
+
+async def main(*, profile: bool, pause: float, small: bool, db_times: bool) -> None:
     await sync_to_async(call_command)("migrate", verbosity=0)
     store = get_store()
     folder = await sync_to_async(folder_create)(name="Team")
@@ -94,13 +116,19 @@ async def main(*, profile: bool, pause: float, small: bool) -> None:
         await follower.do_owed()
         return time.process_time() - cpu - typing
 
+    spent_in_db = time_db_calls(store) if db_times else None
     cpu = time.process_time()
     await asyncio.sleep(PASSES * pause)
     idle = time.process_time() - cpu
     print(f"CPU {1e3 * idle / PASSES:.1f} ms per pass's time with nothing typed and no pass")
+    if spent_in_db is not None:
+        spent_in_db.clear()
     for _ in range(3):
         spent = await passes(PASSES)
         print(f"CPU {1e3 * spent / PASSES:.1f} ms per pass, {1e6 * spent / PASSES / NOTES:.0f} µs per note")
+    if spent_in_db is not None:
+        for name, seconds in spent_in_db.most_common(25):
+            print(f"  {1e3 * seconds / PASSES / 3:7.3f} ms per pass  {name}")
     if profile:
         profiler = cProfile.Profile()
         profiler.enable()
@@ -115,5 +143,6 @@ asyncio.run(
         profile="--profile" in sys.argv,
         pause=0.0 if "--back-to-back" in sys.argv else POLL,
         small="--small" in sys.argv,
+        db_times="--db-times" in sys.argv,
     )
 )
