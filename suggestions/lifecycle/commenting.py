@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from lensrelay.docstore.derived import derived_view
+from lensrelay.docstore.inlists import rows_in
 from lensrelay.docstore.panics import failures_logged
 from lensrelay.docstore.room import Room
 from lensrelay.docstore.store import DocStore
@@ -457,12 +458,13 @@ def _inert(body: str) -> str:
 
 def threads_index_many(entries: Collection[tuple[DocEntry, str]]) -> None:
     """Index a pass's changed notes. Most hold no comment and never had a thread: one query for the batch
-    finds the notes with rows, and a note with neither those nor a comment opener costs nothing more."""
+    finds the notes with rows (a plain statement: the derive process asks on every pass, issue 36), and a
+    note with neither those nor a comment opener costs nothing more."""
     ids = [entry.doc_id for entry, _ in entries]
-    with_rows: set[str] = set()
-    for start in range(0, len(ids), 500):  # SQLite bounds a statement's parameters
-        rows = Thread.objects.filter(doc_id__in=ids[start : start + 500])
-        with_rows.update(rows.values_list("doc_id", flat=True).distinct())
+    table = connection.ops.quote_name(Thread._meta.db_table)
+    with_rows = {
+        doc_id for (doc_id,) in rows_in(f"SELECT DISTINCT doc_id FROM {table} WHERE doc_id IN ({{ids}})", ids)
+    }
     for entry, raw in entries:
         if "{>>" not in raw and entry.doc_id not in with_rows:
             continue

@@ -307,6 +307,10 @@ def test_the_feed_turns_only_unhandled_rows_into_records(monkeypatch: pytest.Mon
     assert [row.author for row in read.rows] == ["a20", *(f"a{n}" for n in range(50, 60))]
     assert read.newest == ids[-1]
     assert len(turned) == (11 if connection.vendor == "sqlite" else 0)
+    # Read by plain statements, the times are the ORM's: aware, the same instants.
+    stored = dict(YUpdate.objects.filter(id__in=[late, *ids[50:]]).values_list("id", "created"))
+    assert [row.created for row in read.rows] == [stored[row.id] for row in read.rows]
+    assert all(row.created.tzinfo is not None for row in read.rows)
     # Nothing after the cursor and nothing late: nothing to turn, the newest id still known.
     turned.clear()
     read = feed_read(after_id=0, cursor=ids[-1], handled=frozenset(ids))

@@ -260,3 +260,22 @@ async def test_a_derive_process_that_stops_writes_the_rows_it_owes(store: Any, s
 
 async def _found(store: Any, word: str, path: str) -> bool:
     return await user_paths(store, word) == [path]
+
+
+async def test_a_passs_rows_are_its_markdown_notes_outside_the_trash_with_their_modified_times(
+    store: Any,
+) -> None:
+    folder = await make(store)
+    notes = [await document_create(store=store, folder=folder, path=f"/n{n}.md", text="x") for n in range(3)]
+    await store.db(Document.objects.filter(doc_id=notes[1].doc_id).update, path="/_trash/n1.md")
+    await store.db(Document.objects.filter(doc_id=notes[2].doc_id).update, type="image")
+    asked = [note.doc_id for note in notes] + ["unknown", "x' OR '1'='1"]
+    rows = await store.db(maintain._markdown_rows, doc_ids=asked)
+    assert [row.doc_id for row in rows] == [notes[0].doc_id]
+    stored = await store.db(Document.objects.get, doc_id=notes[0].doc_id)
+    assert (rows[0].folder_id, rows[0].path, rows[0].modified) == (
+        folder.pk,
+        "/n0.md",
+        stored.modified.timestamp(),
+    )
+    assert [row.doc_id for row in await store.db(maintain._markdown_rows)] == [notes[0].doc_id]

@@ -21,7 +21,8 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def python_stale(folder_id: int | None) -> tuple[list[str], list[str]]:
     """The comparison as it was done before, in Python over every row of both sides."""
-    current = {row.doc_id: row for row in maintain._markdown_rows(folder_id=folder_id)}
+    rows = maintain._markdown_rows()
+    current = {row.doc_id: row for row in rows if folder_id is None or row.folder_id == folder_id}
     indexed = search_indexed(folder_id=folder_id)
     outdated = [
         doc_id
