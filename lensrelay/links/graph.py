@@ -1,6 +1,7 @@
 """Forward links and backlinks between documents, computed from the live texts.
 
-Parsing a document's links is cached per text; resolving them is cached until the set of documents
+Parsing a document's links is cached per text, and an edit that provably changes none reuses the last
+parse (lensrelay.text.wikilink_edits); resolving them is cached until the set of documents
 changes (each note's links, and each link target as written from a note, so a typed character outside
 the links resolves nothing again), and the resolver itself is updated incrementally (add/remove), never
 rebuilt.
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lensrelay.links.resolve import LinkIndex, LinkTarget, Resolution
+from lensrelay.text.wikilink_edits import links_after_edit
 from lensrelay.text.wikilinks import WikiLink, extract_wikilinks
 
 if TYPE_CHECKING:
@@ -74,8 +76,10 @@ class LinkGraph:
         cached = self._parsed.get(source)
         if cached is not None and cached[0] is text:
             return cached[1]
+        # Typing inside a paragraph changes no link: the last parse, shifted (issue 36).
+        known = None if cached is None else links_after_edit(cached[0], text, cached[1])
         # "[[#heading]]" points into the document itself: not a link between documents.
-        links = [link for link in extract_wikilinks(text) if link.target]
+        links = known if known is not None else [link for link in extract_wikilinks(text) if link.target]
         self._parsed[source] = (text, links)
         return links
 

@@ -8,6 +8,7 @@ import pytest
 
 from lensrelay.links.graph import LinkGraph
 from lensrelay.links.resolve import LinkTarget, Resolution
+from lensrelay.text.wikilinks import extract_wikilinks as extract
 
 SOURCE = LinkTarget("Lens", "/Notes/A.md")
 
@@ -55,3 +56,23 @@ def test_a_character_typed_outside_the_links_resolves_nothing_again(monkeypatch:
     graph.set_documents(targets("/Notes/A.md", "/Notes/B.md", "/Notes/C.md"))
     assert resolved_paths(graph, "See [[B]]! And [[C]]") == ["/Notes/B.md", "/Notes/C.md"]
     assert asked == ["B", "C", "B", "C"]
+
+
+def test_typing_in_prose_parses_nothing_again_and_a_typed_link_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lensrelay.links import graph as graph_module
+
+    graph = LinkGraph()
+    graph.set_documents(targets("/Notes/A.md", "/Notes/B.md", "/Notes/C.md"))
+    text = "# A\n\nSee [[B]].\n\nProse.\n"
+    assert resolved_paths(graph, text) == ["/Notes/B.md"]
+    parses: list[str] = []
+    monkeypatch.setattr(graph_module, "extract_wikilinks", lambda t: parses.append(t) or extract(t))
+    typed = text.replace("Prose.", "Prose, typed live.")
+    assert resolved_paths(graph, typed) == ["/Notes/B.md"]
+    assert [link.link.start for link in graph.links(SOURCE, typed)] == [text.index("[[B]]")]
+    assert parses == []
+    linked = typed.replace("typed live.", "typed live, [[C]].")
+    assert resolved_paths(graph, linked) == ["/Notes/B.md", "/Notes/C.md"]
+    assert parses == [linked]
