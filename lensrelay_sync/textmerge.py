@@ -13,6 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
+from lensrelay.text.common_ends import common_prefix, common_suffix
+
 # A changed block of lines up to this size is diffed again by words (difflib is quadratic in the worst case).
 _WORD_DIFF_UP_TO = 20_000
 _WORDS = re.compile(r"\w+|\s+|[^\w\s]")
@@ -36,37 +38,9 @@ class Op:
     insert: str
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]: halve on slices (C speed, not a Python loop)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    n = min(len(a), len(b), limit)
-    if a[len(a) - n :] == b[len(b) - n :]:
-        return n
-    lo, hi = 0, n  # suffixes of length lo agree, of length hi do not
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
 def _trimmed(old: str, new: str, offset: int) -> Hunk | None:
-    p = _common_prefix(old, new)
-    s = _common_suffix(old, new, min(len(old), len(new)) - p)
+    p = common_prefix(old, new)
+    s = common_suffix(old, new, min(len(old), len(new)) - p)
     if p == len(old) == len(new):
         return None
     return Hunk(offset + p, offset + len(old) - s, new[p : len(new) - s])

@@ -19,49 +19,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from lensrelay.text.common_ends import common_prefix, common_suffix
 from lensrelay.text.wikilinks import WikiLink
 
 _SIGNIFICANT = re.compile(r"[\[\]`~\\\n\r]")
-_FIRST_STEP = 64
-_MAX_STEP = 1 << 16
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix: slices compared in C, in growing steps, then halved."""
-    limit = min(len(a), len(b))
-    start, step = 0, _FIRST_STEP
-    while start < limit:
-        stop = min(limit, start + step)
-        if a[start:stop] != b[start:stop]:
-            low, high = start, stop  # a[:low] == b[:low]; they differ before high
-            while high - low > 1:
-                middle = (low + high) // 2
-                if a[low:middle] == b[low:middle]:
-                    low = middle
-                else:
-                    high = middle
-            return low
-        start, step = stop, min(step * 2, _MAX_STEP)
-    return limit
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    """The length of the longest common suffix, at most `limit`."""
-    end_a, end_b = len(a), len(b)
-    done, step = 0, _FIRST_STEP
-    while done < limit:
-        upto = min(limit, done + step)
-        if a[end_a - upto : end_a - done] != b[end_b - upto : end_b - done]:
-            low, high = done, upto  # the last `low` agree; they differ within the last `high`
-            while high - low > 1:
-                middle = (low + high) // 2
-                if a[end_a - middle : end_a - low] == b[end_b - middle : end_b - low]:
-                    low = middle
-                else:
-                    high = middle
-            return low
-        done, step = upto, min(step * 2, _MAX_STEP)
-    return limit
 
 
 def _plain_line(line: str) -> bool:
@@ -79,8 +40,8 @@ def links_after_edit(old: str, new: str, links: list[WikiLink]) -> list[WikiLink
     edit that provably changes none (see the module); None when it may have: parse `new` again."""
     if old == new:
         return links
-    start = _common_prefix(old, new)
-    shared_end = _common_suffix(old, new, min(len(old), len(new)) - start)
+    start = common_prefix(old, new)
+    shared_end = common_suffix(old, new, min(len(old), len(new)) - start)
     old_end, new_end = len(old) - shared_end, len(new) - shared_end
     if _SIGNIFICANT.search(old, start, old_end) or _SIGNIFICANT.search(new, start, new_end):
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lensrelay.text.wikilink_edits import _common_prefix, _common_suffix, links_after_edit
+from lensrelay.text.wikilink_edits import links_after_edit
 from lensrelay.text.wikilinks import extract_wikilinks
 
 NOTE = (
@@ -93,19 +93,3 @@ def test_an_edit_that_may_change_a_link_or_the_code_around_one_parses_again() ->
         assert extract_wikilinks(before) != extract_wikilinks(edited)
         assert links_after_edit(before, edited, extract_wikilinks(before)) is None
     assert links_after_edit(NOTE, NOTE, links) is links
-
-
-@settings(max_examples=1000, deadline=None)
-@given(
-    a=st.text(alphabet="ab", max_size=300),
-    b=st.text(alphabet="ab", max_size=300),
-    shared=st.integers(0, 5000),
-)
-def test_common_prefix_and_suffix_across_every_step(a: str, b: str, shared: int) -> None:
-    body = "x" * shared
-    a, b = body + a + body, body + b + body
-    prefix = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    assert _common_prefix(a, b) == prefix
-    limit = min(len(a), len(b)) - prefix
-    suffix = next((i for i in range(limit) if a[len(a) - 1 - i] != b[len(b) - 1 - i]), limit)
-    assert _common_suffix(a, b, limit) == suffix
